@@ -1,0 +1,26 @@
+# The field's libraries, all from Debian. spdlog, fmt and toml++ are used header-only so the
+# installed executable runs on machines that lack their shared libraries.
+find_package(MPI REQUIRED COMPONENTS C)
+set(HDF5_PREFER_PARALLEL OFF)
+find_package(HDF5 REQUIRED COMPONENTS C)
+find_package(CLI11 REQUIRED)
+find_package(tomlplusplus REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(Threads REQUIRED)
+find_package(libjpeg-turbo REQUIRED)
+
+set(BLA_VENDOR OpenBLAS)
+find_package(BLAS REQUIRED)
+find_path(CBLAS_INCLUDE_DIR cblas.h
+          PATH_SUFFIXES openblas-pthread openblas x86_64-linux-gnu/openblas-pthread
+          HINTS /usr/include/x86_64-linux-gnu/openblas-pthread REQUIRED)
+
+add_library(pfc_deps INTERFACE)
+target_include_directories(pfc_deps INTERFACE ${HDF5_C_INCLUDE_DIRS} ${CBLAS_INCLUDE_DIR})
+target_compile_definitions(pfc_deps INTERFACE ${HDF5_C_DEFINITIONS} TOML_HEADER_ONLY=1
+                                              SPDLOG_HEADER_ONLY FMT_HEADER_ONLY)
+target_link_libraries(pfc_deps INTERFACE
+  MPI::MPI_C ${HDF5_C_LIBRARIES} CLI11::CLI11
+  spdlog::spdlog_header_only fmt::fmt-header-only ${BLAS_LIBRARIES}
+  libjpeg-turbo::turbojpeg Threads::Threads)

@@ -1,0 +1,38 @@
+// pfc: train face-recognition models over millions of identities (see README.md).
+#include <spdlog/spdlog.h>
+
+#include <vector>
+
+#include "app/commands.h"
+#include "app/process_context.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  pfc::ProcessContext process(argc, argv);
+  CLI::App app{"pfc: PartialFC face-recognition training over MPI, on CPU or CUDA"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", PFC_VERSION " (" PFC_GIT_REVISION ")");
+
+  std::vector<std::pair<CLI::App*, pfc::CommandRunner>> commands;
+  auto add = [&](pfc::CommandRunner (*adder)(CLI::App&)) {
+    const auto before = app.get_subcommands({}).size();
+    pfc::CommandRunner runner = adder(app);
+    commands.emplace_back(app.get_subcommands({}).at(before), std::move(runner));
+  };
+  add(pfc::add_info_command);
+  add(pfc::add_golden_command);
+  add(pfc::add_train_command);
+  add(pfc::add_pack_command);
+  add(pfc::add_report_command);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return process.finish(app.exit(e) == 0 ? pfc::kExitOk : pfc::kExitUsage);
+  }
+  return process.run([&] {
+    for (auto& [sub, runner] : commands)
+      if (sub->parsed()) return runner();
+    return static_cast<int>(pfc::kExitUsage);
+  });
+}

@@ -1,0 +1,55 @@
+#include "app/process_context.h"
+
+#include <mpi.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "core/error.h"
+
+namespace pfc {
+
+ProcessContext::ProcessContext(int& argc, char**& argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size_);
+  // Errors come back as codes so that they can be reported with the call that failed.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  auto logger = spdlog::stderr_color_mt("pfc");
+  logger->set_pattern(world_size_ > 1 ? fmt::format("[%H:%M:%S rank {}] %^%l%$: %v", rank_)
+                                      : "[%H:%M:%S] %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+}
+
+ProcessContext::~ProcessContext() { finish(kExitOk); }
+
+int ProcessContext::finish(int exit_code) {
+  if (!finalized_) {
+    finalized_ = true;
+    int already = 0;
+    MPI_Finalized(&already);
+    if (!already) MPI_Finalize();
+  }
+  return exit_code;
+}
+
+int ProcessContext::run(const std::function<int()>& command) {
+  int code = kExitFailure;
+  try {
+    return finish(command());
+  } catch (const Error& e) {
+    spdlog::error("{}", e.what());
+    code = e.exit_code();
+  } catch (const std::exception& e) {
+    spdlog::error("unexpected failure: {}", e.what());
+  }
+  spdlog::default_logger()->flush();
+  std::fflush(stdout);
+  if (world_size_ > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  return finish(code);
+}
+
+}  // namespace pfc

@@ -1,0 +1,15 @@
+#include "backend/backend.h"
+
+namespace pfc {
+
+Tensor Backend::empty(const Shape& shape, DType dtype, MemoryPurpose purpose) {
+  return Tensor::empty(shape, dtype, allocator(), purpose);
+}
+
+Tensor Backend::zeros(const Shape& shape, DType dtype, MemoryPurpose purpose) {
+  Tensor t = empty(shape, dtype, purpose);
+  fill(t, 0.0);
+  return t;
+}
+
+}  // namespace pfc

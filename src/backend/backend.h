@@ -1,0 +1,143 @@
+// The primitives the model, PartialFC and the trainer are written against. Two
+// implementations: backend/cpu (plain loops and OpenBLAS; f32, and f64 for gradient checks)
+// and backend/cuda (cuDNN, cuBLAS and our kernels; f32 and f16 activations).
+//
+// Conventions, shared by both:
+//  - row-major tensors; activations NHWC, viewed as [rows, channels] where a primitive is
+//    per channel (batch-norm, PReLU); convolution filters OHWI ([out, kh, kw, in]);
+//  - outputs are overwritten, never accumulated into, unless the name says `accumulate`;
+//  - reductions accumulate in at least fp32;
+//  - every primitive checks the shapes and dtypes it is given and names the offending
+//    operand in its error.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/tensor.h"
+
+namespace pfc {
+
+struct Conv2dGeometry {
+  std::int64_t batch = 0, in_h = 0, in_w = 0, in_channels = 0;
+  std::int64_t out_channels = 0, kernel = 3, stride = 1, pad = 1;
+
+  std::int64_t out_h() const { return (in_h + 2 * pad - kernel) / stride + 1; }
+  std::int64_t out_w() const { return (in_w + 2 * pad - kernel) / stride + 1; }
+  Shape input_shape() const { return {batch, in_h, in_w, in_channels}; }
+  Shape output_shape() const { return {batch, out_h(), out_w(), out_channels}; }
+  Shape filter_shape() const { return {out_channels, kernel, kernel, in_channels}; }
+};
+
+// The combined margin of arcface_torch's CombinedMarginLoss: the target logit becomes
+// s * (cos(m1 * theta + m2) - m3); m1 = 1, m3 = 0 is ArcFace, m1 = 1, m2 = 0 is CosFace.
+struct MarginParams {
+  double m1 = 1.0, m2 = 0.5, m3 = 0.0;
+  double scale = 64.0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual DeviceKind device() const = 0;
+  virtual std::string name() const = 0;
+  virtual Allocator& allocator() = 0;
+  // Waits for all queued work (a no-op on the CPU).
+  virtual void synchronize() = 0;
+
+  Tensor empty(const Shape& shape, DType dtype, MemoryPurpose purpose);
+  Tensor zeros(const Shape& shape, DType dtype, MemoryPurpose purpose);
+
+  // ---- data movement ----------------------------------------------------------------
+  // dst = src; same dtype and element count; either may be a host tensor.
+  virtual void copy(const Tensor& src, Tensor& dst) = 0;
+  virtual void fill(Tensor& x, double value) = 0;
+  // dst = src converted between f16, f32 and f64 (same element count).
+  virtual void cast(const Tensor& src, Tensor& dst) = 0;
+
+  // ---- convolution (NHWC activations, OHWI filters, no bias) ----------------------
+  virtual void conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
+                              Tensor& y) = 0;
+  virtual void conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy, const Tensor& w,
+                                    Tensor& dx) = 0;
+  virtual void conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x,
+                                      const Tensor& dy, Tensor& dw) = 0;
+
+  // ---- batch-norm in training mode over x [rows, channels] ---------------------------
+  // Normalises with the biased batch variance, updates running_var with the unbiased one:
+  // running = (1 - momentum) * running + momentum * batch. saved_mean/saved_invstd [channels]
+  // are kept for backward. Parameters and statistics are f32 whatever x's dtype.
+  virtual void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                       Tensor& running_mean, Tensor& running_var,
+                                       double momentum, double eps, Tensor& y,
+                                       Tensor& saved_mean, Tensor& saved_invstd) = 0;
+  virtual void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                  const Tensor& saved_mean, const Tensor& saved_invstd,
+                                  Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+
+  // ---- PReLU over x [rows, channels], one slope per channel ---------------------------
+  virtual void prelu_forward(const Tensor& x, const Tensor& slope, Tensor& y) = 0;
+  virtual void prelu_backward(const Tensor& dy, const Tensor& x, const Tensor& slope,
+                              Tensor& dx, Tensor& dslope) = 0;
+
+  // ---- elementwise and reductions ------------------------------------------------------
+  virtual void add(const Tensor& a, const Tensor& b, Tensor& y) = 0;  // y = a + b
+  virtual void axpy(double alpha, const Tensor& x, Tensor& y) = 0;   // y += alpha * x
+  virtual void scale(Tensor& x, double alpha) = 0;                  // x *= alpha
+  // Sum of squares of all elements, accumulated in f64 on the CPU, f32 per block on CUDA.
+  virtual double sum_of_squares(const Tensor& x) = 0;
+  // False when any element is inf or NaN (the loss scaler's overflow check).
+  virtual bool all_finite(const Tensor& x) = 0;
+
+  // ---- dense algebra (row-major) -------------------------------------------------------
+  // c = alpha * op(a) * op(b) + beta * c, op(m) = m or its transpose.
+  virtual void gemm(bool transpose_a, bool transpose_b, double alpha, const Tensor& a,
+                    const Tensor& b, double beta, Tensor& c) = 0;
+  // x[r, :] += bias for every row r.
+  virtual void add_row_vector(Tensor& x, const Tensor& bias) = 0;
+  // out[c] = sum over rows of x[r, c] (bias gradients).
+  virtual void sum_rows(const Tensor& x, Tensor& out) = 0;
+
+  // ---- PartialFC pieces ----------------------------------------------------------------
+  // y = x / max(||x||, 1e-12) per row; norms [rows] keeps ||x|| for backward.
+  virtual void l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& norms) = 0;
+  virtual void l2_normalize_rows_backward(const Tensor& dy, const Tensor& y, const Tensor& norms,
+                                          Tensor& dx) = 0;
+  // dst[i, :] = src[index[i], :]            (index i64)
+  virtual void gather_rows(const Tensor& src, const Tensor& index, Tensor& dst) = 0;
+  // dst[index[i], :] = src[i, :]            (index unique)
+  virtual void scatter_rows(const Tensor& src, const Tensor& index, Tensor& dst) = 0;
+
+  // In place on cos [batch, classes]: clamp to [-1, 1], apply the margin to the target
+  // column local_label[b] (-1: the target is not in this shard), multiply by the scale.
+  // Then row_max [batch] = max over the row of the logits.
+  virtual void margin_logits(Tensor& cos, const Tensor& local_label, const MarginParams& margin,
+                             Tensor& row_max) = 0;
+  // In place: logits := exp(logits - global_max[b]); row_sum [batch] = sum of the row.
+  virtual void exp_and_row_sum(Tensor& logits, const Tensor& global_max, Tensor& row_sum) = 0;
+  // In place: p := exp / global_sum; target_prob[b] = p at local_label[b] (0 when -1);
+  // then p becomes the gradient w.r.t. cos: scale * (p - onehot) / global_batch (the margin
+  // is straight-through, as in arcface_torch).
+  virtual void softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
+                            const Tensor& local_label, double scale, std::int64_t global_batch,
+                            Tensor& target_prob) = 0;
+
+  // ---- optimiser (PyTorch SGD semantics, f32 master weights) ---------------------------
+  // g' = g + weight_decay * w;  m = momentum * m + g';  w -= lr * m.
+  virtual void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
+                          double weight_decay) = 0;
+  // The same on the rows index[i] of w and m, with gradient row i of g (sparse PartialFC).
+  virtual void sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
+                               double lr, double momentum, double weight_decay) = 0;
+};
+
+enum class BackendKind { cpu, cuda };
+
+// The CPU backend always exists; the CUDA one when built with CUDA and a GPU is visible
+// (throws pfc::Error otherwise). device_ordinal selects the GPU.
+std::unique_ptr<Backend> make_backend(BackendKind kind, int device_ordinal = 0);
+bool cuda_compiled();
+int cuda_device_count();
+
+}  // namespace pfc

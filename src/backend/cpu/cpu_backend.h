@@ -1,0 +1,71 @@
+// The reference backend: readable loops, with GEMM and im2col convolutions through
+// OpenBLAS so that r50 tests take seconds. Computes in f32, or f64 when given f64 tensors
+// (the finite-difference gradient checker runs every primitive in f64).
+#pragma once
+
+#include "backend/backend.h"
+
+namespace pfc {
+
+class CpuBackend final : public Backend {
+ public:
+  DeviceKind device() const override { return DeviceKind::cpu; }
+  std::string name() const override { return "cpu"; }
+  Allocator& allocator() override { return allocator_; }
+  void synchronize() override {}
+
+  void copy(const Tensor& src, Tensor& dst) override;
+  void fill(Tensor& x, double value) override;
+  void cast(const Tensor& src, Tensor& dst) override;
+
+  void conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
+                      Tensor& y) override;
+  void conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy, const Tensor& w,
+                            Tensor& dx) override;
+  void conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x, const Tensor& dy,
+                              Tensor& dw) override;
+
+  void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                               Tensor& running_mean, Tensor& running_var, double momentum,
+                               double eps, Tensor& y, Tensor& saved_mean,
+                               Tensor& saved_invstd) override;
+  void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                          const Tensor& saved_mean, const Tensor& saved_invstd, Tensor& dx,
+                          Tensor& dgamma, Tensor& dbeta) override;
+
+  void prelu_forward(const Tensor& x, const Tensor& slope, Tensor& y) override;
+  void prelu_backward(const Tensor& dy, const Tensor& x, const Tensor& slope, Tensor& dx,
+                      Tensor& dslope) override;
+
+  void add(const Tensor& a, const Tensor& b, Tensor& y) override;
+  void axpy(double alpha, const Tensor& x, Tensor& y) override;
+  void scale(Tensor& x, double alpha) override;
+  double sum_of_squares(const Tensor& x) override;
+  bool all_finite(const Tensor& x) override;
+
+  void gemm(bool transpose_a, bool transpose_b, double alpha, const Tensor& a, const Tensor& b,
+            double beta, Tensor& c) override;
+  void add_row_vector(Tensor& x, const Tensor& bias) override;
+  void sum_rows(const Tensor& x, Tensor& out) override;
+
+  void l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& norms) override;
+  void l2_normalize_rows_backward(const Tensor& dy, const Tensor& y, const Tensor& norms,
+                                  Tensor& dx) override;
+  void gather_rows(const Tensor& src, const Tensor& index, Tensor& dst) override;
+  void scatter_rows(const Tensor& src, const Tensor& index, Tensor& dst) override;
+  void margin_logits(Tensor& cos, const Tensor& local_label, const MarginParams& margin,
+                     Tensor& row_max) override;
+  void exp_and_row_sum(Tensor& logits, const Tensor& global_max, Tensor& row_sum) override;
+  void softmax_grad(Tensor& exp_logits, const Tensor& global_sum, const Tensor& local_label,
+                    double scale, std::int64_t global_batch, Tensor& target_prob) override;
+
+  void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
+                  double weight_decay) override;
+  void sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g, double lr,
+                       double momentum, double weight_decay) override;
+
+ private:
+  HostAllocator allocator_;
+};
+
+}  // namespace pfc

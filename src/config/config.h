@@ -1,0 +1,57 @@
+// Everything a run is told, with arcface_torch's key names where it has one. Read from TOML,
+// then `--set key=value` overrides, then validated as a whole (config/validate_config.cpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pfc {
+
+struct Config {
+  // ---- arcface_torch's keys -------------------------------------------------------------
+  std::string network = "r50";        // r18 r34 r50 r100 r200, or "custom" (layers/widths)
+  std::int64_t embedding_size = 512;
+  double sample_rate = 1.0;           // fraction of each shard's class centres per step
+  bool fp16 = true;
+  std::int64_t batch_size = 128;      // per rank
+  double lr = 0.1;                    // for a global batch of 512; scaled by global / 512
+  double momentum = 0.9;
+  double weight_decay = 5e-4;
+  std::array<double, 3> margin_list{1.0, 0.5, 0.0};
+  std::int64_t num_classes = 1000000;
+  std::int64_t num_image = 1000000;
+  std::int64_t num_epoch = 30;
+  double warmup_epoch = 0.0;
+  std::string rec = "synthetic";      // "synthetic" or a folder with train.rec / train.idx
+  std::string output = "output/run";
+  std::int64_t seed = 2048;
+  std::int64_t frequent = 10;         // log every this many steps
+
+  // ---- ours ------------------------------------------------------------------------------
+  std::string method = "pfc";         // "dp" | "mp" | "pfc"
+  std::string device = "cpu";         // "cpu" | "cuda"
+  std::vector<std::int64_t> layers;   // custom depth per stage (network = "custom")
+  std::vector<std::int64_t> widths{64, 128, 256, 512};
+  std::int64_t image_size = 112;
+  double scale_s = 64.0;
+  std::string lr_schedule = "step";   // "step" (the seed) | "polynomial" (arcface_torch)
+  std::vector<double> decay_epoch{10, 16, 22};
+  double clip_grad_norm = 5.0;
+  std::int64_t steps = 0;             // stop after this many steps (0: run all epochs)
+  std::string synthetic_labels = "constant";  // "constant" (label 1) | "uniform"
+  std::int64_t checkpoint_every = 0;  // 0: only at the end
+  std::int64_t keep_checkpoints = 2;
+  bool resume = false;
+  std::int64_t data_workers = 4;
+  std::int64_t emulate_world_size = 0;  // > 0: play one rank of a world this size
+  std::int64_t emulate_rank = 0;
+  double emulate_bandwidth_gbps = 150.0;  // per-GPU bus bandwidth of the modelled network
+  double emulate_latency_us = 10.0;
+
+  // The text it was read from, with overrides, as written to metrics.h5.
+  std::string source_text;
+};
+
+}  // namespace pfc

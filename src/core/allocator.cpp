@@ -1,0 +1,28 @@
+#include "core/allocator.h"
+
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace pfc {
+
+void* HostAllocator::allocate(std::size_t bytes, MemoryPurpose purpose) {
+  const std::size_t rounded = (bytes + 63) / 64 * 64;
+  void* ptr = rounded == 0 ? nullptr : std::aligned_alloc(64, rounded);
+  PFC_CHECK(rounded == 0 || ptr != nullptr, "out of host memory allocating {} bytes for {}",
+            bytes, memory_purpose_name(purpose));
+  ledger().on_allocate(purpose, bytes);
+  return ptr;
+}
+
+void HostAllocator::deallocate(void* ptr, std::size_t bytes, MemoryPurpose purpose) {
+  std::free(ptr);
+  ledger().on_free(purpose, bytes);
+}
+
+HostAllocator& host_allocator() {
+  static HostAllocator allocator;
+  return allocator;
+}
+
+}  // namespace pfc

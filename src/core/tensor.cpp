@@ -1,0 +1,94 @@
+#include "core/tensor.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace pfc {
+
+struct Tensor::Storage {
+  Allocator* allocator = nullptr;
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  MemoryPurpose purpose = MemoryPurpose::workspace;
+
+  Storage(Allocator& a, std::size_t n, MemoryPurpose p)
+      : allocator(&a), ptr(a.allocate(n, p)), bytes(n), purpose(p) {}
+  ~Storage() { allocator->deallocate(ptr, bytes, purpose); }
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+};
+
+std::int64_t shape_numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Allocator& allocator,
+                     MemoryPurpose purpose) {
+  for (auto d : shape) PFC_CHECK(d >= 0, "negative dimension in shape {}", shape_string(shape));
+  Tensor t;
+  t.shape_ = shape;
+  t.dtype_ = dtype;
+  t.storage_ = std::make_shared<Storage>(allocator, t.bytes(), purpose);
+  return t;
+}
+
+Tensor Tensor::host(const Shape& shape, DType dtype, MemoryPurpose purpose) {
+  return empty(shape, dtype, host_allocator(), purpose);
+}
+
+DeviceKind Tensor::device() const {
+  PFC_CHECK(defined(), "device() of an undefined tensor");
+  return storage_->allocator->device();
+}
+
+MemoryPurpose Tensor::purpose() const {
+  PFC_CHECK(defined(), "purpose() of an undefined tensor");
+  return storage_->purpose;
+}
+
+void* Tensor::data_ptr() const {
+  if (!storage_) return nullptr;
+  return static_cast<char*>(storage_->ptr) + offset_bytes_;
+}
+
+void Tensor::check_type(DType wanted) const {
+  PFC_CHECK(dtype_ == wanted, "tensor {} accessed as {}", describe(), dtype_name(wanted));
+}
+
+Tensor Tensor::reshape(const Shape& shape) const {
+  PFC_CHECK(shape_numel(shape) == numel(), "cannot reshape {} to {}", describe(),
+            shape_string(shape));
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::rows(std::int64_t begin, std::int64_t end) const {
+  PFC_CHECK(rank() >= 1 && 0 <= begin && begin <= end && end <= shape_[0],
+            "rows [{}, {}) out of range for {}", begin, end, describe());
+  Tensor t = *this;
+  const std::int64_t row_elems = shape_[0] == 0 ? 0 : numel() / shape_[0];
+  t.offset_bytes_ += static_cast<std::size_t>(begin * row_elems) * dtype_size(dtype_);
+  t.shape_[0] = end - begin;
+  return t;
+}
+
+std::string Tensor::describe() const {
+  return fmt::format("{}{}", dtype_name(dtype_), shape_string(shape_));
+}
+
+void check_shape(const Tensor& t, const Shape& expected, const char* op, const char* operand) {
+  PFC_CHECK(t.shape() == expected, "{}: {} has shape {}, expected {}", op, operand,
+            shape_string(t.shape()), shape_string(expected));
+}
+
+void check_dtype(const Tensor& t, DType expected, const char* op, const char* operand) {
+  PFC_CHECK(t.dtype() == expected, "{}: {} is {}, expected {}", op, operand,
+            dtype_name(t.dtype()), dtype_name(expected));
+}
+
+}  // namespace pfc

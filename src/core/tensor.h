@@ -1,0 +1,79 @@
+// A dense row-major tensor: shape, element type, and a reference-counted buffer owned by an
+// Allocator (host or device). Views share the buffer. Activations are NHWC throughout;
+// PyTorch layouts appear only at import/export (model/, golden/).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/allocator.h"
+#include "core/dtype.h"
+#include "core/error.h"
+
+namespace pfc {
+
+using Shape = std::vector<std::int64_t>;
+
+std::int64_t shape_numel(const Shape& shape);
+std::string shape_string(const Shape& shape);
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  static Tensor empty(const Shape& shape, DType dtype, Allocator& allocator,
+                      MemoryPurpose purpose);
+  // A host tensor from the process-wide host allocator.
+  static Tensor host(const Shape& shape, DType dtype,
+                     MemoryPurpose purpose = MemoryPurpose::workspace);
+
+  bool defined() const { return storage_ != nullptr; }
+  const Shape& shape() const { return shape_; }
+  std::int64_t dim(std::size_t i) const { return shape_.at(i); }
+  std::size_t rank() const { return shape_.size(); }
+  std::int64_t numel() const { return shape_numel(shape_); }
+  std::size_t bytes() const { return static_cast<std::size_t>(numel()) * dtype_size(dtype_); }
+  DType dtype() const { return dtype_; }
+  DeviceKind device() const;
+  MemoryPurpose purpose() const;
+
+  void* raw() { return data_ptr(); }
+  const void* raw() const { return data_ptr(); }
+
+  template <class T>
+  T* data() {
+    check_type(dtype_of<T>::value);
+    return static_cast<T*>(data_ptr());
+  }
+  template <class T>
+  const T* data() const {
+    check_type(dtype_of<T>::value);
+    return static_cast<const T*>(data_ptr());
+  }
+
+  // Same buffer, another shape of the same element count.
+  Tensor reshape(const Shape& shape) const;
+  // Rows [begin, end) of dimension 0, sharing the buffer.
+  Tensor rows(std::int64_t begin, std::int64_t end) const;
+
+  std::string describe() const;
+
+ private:
+  struct Storage;
+  void* data_ptr() const;
+  void check_type(DType wanted) const;
+
+  std::shared_ptr<Storage> storage_;
+  std::size_t offset_bytes_ = 0;
+  Shape shape_;
+  DType dtype_ = DType::f32;
+};
+
+// Checks used by every backend primitive; the message names the primitive and the operand.
+void check_shape(const Tensor& t, const Shape& expected, const char* op, const char* operand);
+void check_dtype(const Tensor& t, DType expected, const char* op, const char* operand);
+
+}  // namespace pfc

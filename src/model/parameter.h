@@ -1,0 +1,42 @@
+// A trained tensor of the model: its arcface_torch state_dict name, the fp32 master value in
+// our layout, its gradient, and how to convert between our layout and PyTorch's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace pfc {
+
+// How a parameter's PyTorch layout maps to ours.
+enum class TorchLayout {
+  same,             // vectors, Linear [out, in] whose input is not a feature map
+  conv_oihw,        // ours OHWI
+  linear_from_nchw  // fc.weight [out, C*H*W] with NCHW columns; ours NHWC columns
+};
+
+struct Parameter {
+  std::string name;            // e.g. "layer3.7.bn2.weight"
+  Tensor value;                // f32 master, our layout, on the backend's device
+  Tensor grad;                 // same shape as value
+  Tensor momentum;             // optimiser state, same shape (allocated by the optimiser)
+  Shape torch_shape;           // shape in PyTorch layout
+  TorchLayout layout = TorchLayout::same;
+  std::int64_t feature_channels = 0;  // linear_from_nchw: C of the flattened feature map
+  std::int64_t feature_hw = 0;        // linear_from_nchw: H*W of the flattened feature map
+  bool trainable = true;       // false for features.weight (frozen at 1.0)
+  bool decay = true;           // weight decay applies (arcface_torch decays everything)
+};
+
+// A non-trained tensor saved with the model (batch-norm running statistics).
+struct Buffer {
+  std::string name;            // e.g. "bn1.running_mean"
+  Tensor value;                // f32
+};
+
+// Index/element order conversion between PyTorch layout and ours, on host f32 data.
+void torch_to_ours(const Parameter& p, const float* torch_data, float* ours);
+void ours_to_torch(const Parameter& p, const float* ours, float* torch_data);
+
+}  // namespace pfc

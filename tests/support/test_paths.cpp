@@ -1,0 +1,29 @@
+#include "support/test_paths.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace pfc::test {
+
+namespace {
+std::string env_or(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value ? value : fallback;
+}
+}  // namespace
+
+std::string golden_path() {
+  return env_or("PFC_GOLDEN", "../shared/golden/iresnet_arcface_torch.h5");
+}
+std::string source_dir() { return env_or("PFC_SOURCE_DIR", "."); }
+std::string binary_dir() { return env_or("PFC_BINARY_DIR", "build"); }
+
+std::string scratch_dir(const std::string& test_name) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(binary_dir()) / "test_scratch" / test_name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir.string();
+}
+
+}  // namespace pfc::test
