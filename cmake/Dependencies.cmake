@@ -20,6 +20,9 @@ add_library(pfc_deps INTERFACE)
 target_include_directories(pfc_deps INTERFACE ${HDF5_C_INCLUDE_DIRS} ${CBLAS_INCLUDE_DIR})
 target_compile_definitions(pfc_deps INTERFACE ${HDF5_C_DEFINITIONS} TOML_HEADER_ONLY=1
                                               SPDLOG_HEADER_ONLY FMT_HEADER_ONLY)
+# Only MPI's C API is used: keep <mpi.h> from pulling in the deprecated C++ bindings, whose
+# symbols live in a library (libmpi_cxx) that MPI::MPI_C does not link.
+target_compile_definitions(pfc_deps INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 target_link_libraries(pfc_deps INTERFACE
   MPI::MPI_C ${HDF5_C_LIBRARIES} CLI11::CLI11
   spdlog::spdlog_header_only fmt::fmt-header-only ${BLAS_LIBRARIES}

@@ -11,7 +11,17 @@
 
 namespace pfc {
 
+namespace {
+std::string& command_line_storage() {
+  static std::string text;
+  return text;
+}
+}  // namespace
+
+const std::string& process_command_line() { return command_line_storage(); }
+
 ProcessContext::ProcessContext(int& argc, char**& argv) {
+  for (int i = 0; i < argc; ++i) command_line_storage() += (i ? " " : "") + std::string(argv[i]);
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);

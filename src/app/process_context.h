@@ -4,8 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 namespace pfc {
+
+// The command line this process was started with, as one string (for run metadata).
+const std::string& process_command_line();
 
 class ProcessContext {
  public:

@@ -34,6 +34,20 @@ class UsageError : public Error {
   explicit UsageError(const std::string& what) : Error(what, kExitUsage) {}
 };
 
+// A device (or host) allocation that cannot be satisfied. Carries the figures so that a
+// benchmark cell can record "does not fit: needed vs available" instead of crashing.
+class OutOfMemoryError : public Error {
+ public:
+  OutOfMemoryError(const std::string& what, long long needed_bytes, long long available_bytes)
+      : Error(what), needed_bytes_(needed_bytes), available_bytes_(available_bytes) {}
+  long long needed_bytes() const { return needed_bytes_; }
+  long long available_bytes() const { return available_bytes_; }
+
+ private:
+  long long needed_bytes_;
+  long long available_bytes_;
+};
+
 [[noreturn]] void throw_check_failure(const char* file, int line, const char* condition,
                                       const std::string& message);
 

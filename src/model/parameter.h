@@ -21,6 +21,8 @@ struct Parameter {
   Tensor value;                // f32 master, our layout, on the backend's device
   Tensor grad;                 // same shape as value
   Tensor momentum;             // optimiser state, same shape (allocated by the optimiser)
+  Tensor working;              // f16 copy read by conv/GEMM in fp16 mode, refreshed after
+                               // every update; undefined in fp32 mode (value is read)
   Shape torch_shape;           // shape in PyTorch layout
   TorchLayout layout = TorchLayout::same;
   std::int64_t feature_channels = 0;  // linear_from_nchw: C of the flattened feature map
@@ -38,5 +40,17 @@ struct Buffer {
 // Index/element order conversion between PyTorch layout and ours, on host f32 data.
 void torch_to_ours(const Parameter& p, const float* torch_data, float* ours);
 void ours_to_torch(const Parameter& p, const float* ours, float* torch_data);
+
+}  // namespace pfc
+
+namespace pfc {
+
+class Backend;
+
+// Allocates value and grad (and the f16 working copy when `half`) on the backend's device;
+// values are set later by the initialiser or an import.
+Parameter create_parameter(Backend& backend, bool half, std::string name, Shape our_shape,
+                           Shape torch_shape, TorchLayout layout);
+Buffer create_buffer(Backend& backend, std::string name, Shape shape);
 
 }  // namespace pfc

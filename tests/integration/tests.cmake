@@ -1,0 +1,6 @@
+pfc_script_test(integration.config_errors config_errors.sh LABELS integration)
+pfc_script_test(integration.data_pack data_pack.sh LABELS integration TIMEOUT 120)
+pfc_script_test(integration.report_command report_command.sh LABELS integration TIMEOUT 120)
+pfc_script_test(integration.report_plot report_plot.sh LABELS integration TIMEOUT 120)
+pfc_script_test(integration.modules_load modules_load.sh LABELS integration TIMEOUT 120)
+pfc_script_test(integration.slurm_row slurm_row.sh LABELS integration TIMEOUT 240)

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# One row of the seed's speed benchmark: trains DP, MP and PFC 0.1 in turn for one identity
+# count on the job's allocation (`srun --mpi=pmix`), each writing
+# ${PFC_BENCH_OUTPUT}/<row>/<method>/metrics.h5; `pfc report output/bench` builds the tables.
+# Called by the row scripts (jobs/rows/*.sbatch, jobs/headline_*.sbatch) as
+#   bench_row.sh ROW IDENTITIES [METHOD...]
+# METHOD: dp, mp or pfc; by default those the seed ran (DP up to 1.4M identities, MP up to 5.5M,
+# PFC always). A method that fails or does not fit is recorded (metrics.h5 says out_of_memory
+# with what it needed) and the row goes on. On SIGUSR1 (Slurm's warning before the time limit,
+# --signal=B:USR1@120) the running method stops cleanly and the job requeues itself; methods
+# already done are not run again. Variables: see jobs/README.md.
+set -uo pipefail
+
+row=${1:?usage: bench_row.sh ROW IDENTITIES [METHOD...]}
+identities=${2:?usage: bench_row.sh ROW IDENTITIES [METHOD...]}
+shift 2
+methods=("$@")
+if ((${#methods[@]} == 0)); then
+  read -r -a methods <<<"${PFC_METHODS:-}"
+fi
+if ((${#methods[@]} == 0)); then
+  ((identities <= 1400000)) && methods+=(dp)
+  ((identities <= 5500000)) && methods+=(mp)
+  methods+=(pfc)
+fi
+
+# This script's parent: the checkout, or <prefix>/share/pfc when installed (sbatch runs a
+# copy of the row script, but the row script calls this file by its path). The executable:
+# PFC_BIN, else pfc on PATH (the module), else the checkout's build, else the installed one.
+pfc_home=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+pfc_bin=${PFC_BIN:-}
+if [[ -z $pfc_bin ]]; then
+  for candidate in "$(command -v pfc || true)" "$pfc_home/build/bin/pfc" "$pfc_home/../../bin/pfc"; do
+    [[ -n $candidate && -x $candidate ]] && { pfc_bin=$candidate; break; }
+  done
+fi
+[[ -x $pfc_bin ]] || { echo "bench_row: no pfc executable (set PFC_BIN or load the pfc module)" >&2; exit 2; }
+input_dir=$pfc_home/input
+bench_output=${PFC_BENCH_OUTPUT:-${SLURM_SUBMIT_DIR:-$PWD}/output/bench}
+sample_rate=${PFC_SAMPLE_RATE:-0.1}
+
+if [[ ${PFC_SMOKE:-0} == 1 ]]; then
+  # Seconds on CPUs: the tiny network of input/smoke.toml, few steps, no periodic checkpoints.
+  config=${PFC_CONFIG:-$input_dir/smoke.toml}
+  settings=(device=cpu steps="${PFC_STEPS:-4}" frequent=2 checkpoint_every=0)
+else
+  # The seed's setup: r50, 128 per GPU, fp16, synthetic data; 200 steps is enough for a
+  # steady median speed (metrics.h5 leaves out the first 20 % of the rows).
+  config=${PFC_CONFIG:-$input_dir/base.toml}
+  settings=(steps="${PFC_STEPS:-200}" frequent="${PFC_FREQUENT:-10}" checkpoint_every=0)
+fi
+read -r -a extra_settings <<<"${PFC_SET:-}"
+srun_args=(--mpi="${PFC_SRUN_MPI:-pmix}" --kill-on-bad-exit=1)
+read -r -a extra_srun_args <<<"${PFC_SRUN_ARGS:-}"
+
+stop_requested=0
+child=
+on_usr1() {
+  stop_requested=1
+  # srun passes SIGUSR1 on to every rank; the trainer stops at the next step boundary.
+  [[ -n $child ]] && kill -USR1 "$child" 2>/dev/null
+}
+trap on_usr1 USR1
+
+echo "bench_row: $row, $identities identities, methods ${methods[*]}, pfc $pfc_bin, config $config"
+for method in "${methods[@]}"; do
+  case $method in
+    dp | mp) rate=1.0 ;;
+    pfc) rate=$sample_rate ;;
+    *) echo "bench_row: unknown method '$method' (dp, mp or pfc)" >&2; exit 2 ;;
+  esac
+  out=$bench_output/$row/$method
+  if [[ -f $out/done ]]; then
+    echo "bench_row: $method already done ($(cat "$out/done")); skipped"
+    continue
+  fi
+  mkdir -p "$out"
+  srun "${srun_args[@]}" "${extra_srun_args[@]}" "$pfc_bin" train "$config" \
+    --set method="$method" --set sample_rate="$rate" --set num_classes="$identities" \
+    --set output="$out" "${settings[@]/#/--set=}" "${extra_settings[@]/#/--set=}" &
+  child=$!
+  # `wait` returns early when a trapped signal arrives; wait again until srun has ended.
+  status=0
+  while :; do
+    wait "$child"
+    status=$?
+    kill -0 "$child" 2>/dev/null || break
+  done
+  child=
+  if ((stop_requested)); then
+    echo "bench_row: stopped during $method before the time limit"
+    break
+  fi
+  echo "exit $status" >"$out/done"
+  echo "bench_row: $method finished with exit status $status ($out/metrics.h5)"
+done
+
+if ((stop_requested)); then
+  if [[ -n ${SLURM_JOB_ID:-} && ${PFC_REQUEUE:-1} == 1 ]]; then
+    echo "bench_row: requeueing job $SLURM_JOB_ID for the methods left"
+    scontrol requeue "$SLURM_JOB_ID"
+  fi
+  exit 0
+fi
+echo "bench_row: $row done; tables: $pfc_bin report $bench_output"

@@ -1,0 +1,89 @@
+// `pfc golden FILE --case GROUP/CASE ...`: rebuilds arcface_torch's network from a golden
+// file, runs forward and backward on the chosen backend and precision, and compares every
+// stored tensor. Exit code 3 when any tensor is out of tolerance.
+#include <mpi.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <memory>
+
+#include "app/commands.h"
+#include "app/golden_backbone.h"
+#include "app/golden_partial_fc.h"
+#include "app/golden_table.h"
+#include "backend/backend.h"
+#include "comm/mpi_comm.h"
+
+namespace pfc {
+
+namespace {
+
+struct GoldenOptions {
+  std::string file;
+  std::vector<std::string> cases;
+  std::string device = "cpu";
+  std::string precision = "fp32";
+  double tolerance = 0;  // 0: 1e-4 for fp32, 1e-2 for fp16
+};
+
+int run_golden(const GoldenOptions& options) {
+  const bool fp16 = options.precision == "fp16";
+  if (fp16 && options.device != "cuda")
+    throw UsageError("--precision fp16 needs --device cuda (the CPU backend computes in fp32)");
+  const double tolerance = options.tolerance > 0 ? options.tolerance : (fp16 ? 1e-2 : 1e-4);
+  GoldenFile file(options.file);
+  std::unique_ptr<Comm> comm = make_mpi_comm();
+  std::unique_ptr<Backend> backend = make_backend(
+      options.device == "cuda" ? BackendKind::cuda : BackendKind::cpu, comm->local_rank());
+  const bool report = comm->rank() == 0;
+
+  int failures = 0;
+  for (const std::string& spec : options.cases) {
+    const auto slash = spec.find('/');
+    if (slash == std::string::npos)
+      throw UsageError(fmt::format("--case '{}' is not GROUP/CASE (e.g. tiny/arcface_sr1)", spec));
+    const std::string group = spec.substr(0, slash), case_name = spec.substr(slash + 1);
+    const GoldenNetwork network = file.network(group);
+    const GoldenCase golden_case = file.golden_case(group, case_name);
+
+    const auto start = std::chrono::steady_clock::now();
+    GoldenTable table(fmt::format("{}  ({}, {}, {} rank{})", spec, options.device,
+                                  options.precision, comm->world_size(),
+                                  comm->world_size() > 1 ? "s" : ""),
+                      tolerance);
+    // The backbone is checked on rank 0; the classifier on every rank, sharded.
+    if (report) check_golden_backbone(file, network, golden_case, *backend, fp16, table);
+    check_golden_partial_fc(file, network, golden_case, *backend, *comm, table);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (report) {
+      table.print();
+      fmt::print("time: {:.2f} s\n", seconds);
+    }
+    failures += table.failures();
+  }
+  const int any = static_cast<int>(comm->all_reduce_scalar(failures, ReduceOp::max));
+  return any > 0 ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace
+
+CommandRunner add_golden_command(CLI::App& app) {
+  auto options = std::make_shared<GoldenOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "golden", "Compare pfc with arcface_torch's golden values (forward, backward, loss)");
+  cmd->add_option("file", options->file, "golden HDF5 file (../shared/golden/...)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--case", options->cases, "GROUP/CASE to check, e.g. tiny/arcface_sr1")
+      ->required();
+  cmd->add_option("--device", options->device, "cpu or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd->add_option("--precision", options->precision, "fp32 or fp16 (cuda only)")
+      ->check(CLI::IsMember({"fp32", "fp16"}));
+  cmd->add_option("--tolerance", options->tolerance,
+                  "largest relative error accepted (default 1e-4 fp32, 1e-2 fp16)");
+  return [options] { return run_golden(*options); };
+}
+
+}  // namespace pfc

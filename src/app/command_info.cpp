@@ -1,0 +1,41 @@
+// `pfc info`: what this build and machine offer — version, backends, visible GPUs, and the
+// versions of the libraries it runs on.
+#include <H5public.h>
+#include <cblas.h>
+#include <fmt/core.h>
+#include <mpi.h>
+
+#include "app/commands.h"
+#include "backend/backend.h"
+
+namespace pfc {
+
+namespace {
+
+int run_info() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return kExitOk;
+  fmt::print("pfc {} ({})\n", PFC_VERSION, PFC_GIT_REVISION);
+  fmt::print("backends: cpu{}\n", cuda_compiled() ? ", cuda" : " (CPU-only build: no CUDA)");
+  if (cuda_compiled()) fmt::print("visible GPUs: {}\n", cuda_device_count());
+  char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(mpi_version, &length);
+  std::string mpi(mpi_version, static_cast<std::size_t>(length));
+  mpi = mpi.substr(0, mpi.find_first_of(",\n"));
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  fmt::print("MPI: {}\nHDF5: {}.{}.{}\nBLAS: {}\n", mpi, major, minor, release,
+             openblas_get_config());
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandRunner add_info_command(CLI::App& app) {
+  app.add_subcommand("info", "Show the build, its backends and the visible GPUs");
+  return [] { return run_info(); };
+}
+
+}  // namespace pfc

@@ -1,0 +1,75 @@
+// `pfc report DIR...`: rebuilds the seed's two benchmark tables (speed, memory per GPU) from
+// the metrics.h5 files that benchmark runs wrote under DIR (jobs/bench_row.sh), ours beside
+// the seed's figures; Markdown, CSV, or both.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+#include <mpi.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+#include <memory>
+
+#include "app/commands.h"
+#include "core/error.h"
+#include "io/report_format.h"
+#include "io/report_runs.h"
+#include "io/report_table.h"
+
+namespace pfc {
+
+namespace {
+
+struct ReportOptions {
+  std::vector<std::string> paths;
+  std::string format = "markdown";
+  std::string csv_file;
+};
+
+int run_report(const ReportOptions& options) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) return kExitOk;
+
+  const FoundRuns found = find_bench_runs(options.paths);
+  for (const std::string& problem : found.unreadable)
+    spdlog::warn("report: skipped {}", problem);
+  if (found.runs.empty())
+    throw Error(fmt::format("report: no readable metrics.h5 under {} (runs write "
+                            "<output>/metrics.h5)",
+                            fmt::join(options.paths, ", ")));
+  const BenchTable table = build_bench_table(found.runs);
+  for (std::size_t r = 0; r < table.identities.size(); ++r)
+    for (std::size_t c = 0; c < table.columns.size(); ++c)
+      if (table.cells[r][c].runs_found > 1)
+        spdlog::info("report: {} runs for {} identities, {}; showing {}",
+                     table.cells[r][c].runs_found, table.identities[r], table.columns[c],
+                     table.cells[r][c].run->path);
+
+  if (options.format != "csv") fmt::print("{}", format_report_markdown(table));
+  if (options.format == "both") fmt::print("\n");
+  if (options.format != "markdown") fmt::print("{}", format_report_csv(table));
+  if (!options.csv_file.empty()) {
+    std::ofstream out(options.csv_file);
+    out << format_report_csv(table);
+    PFC_CHECK(out.good(), "report: cannot write the CSV file '{}'", options.csv_file);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandRunner add_report_command(CLI::App& app) {
+  auto options = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "Rebuild the benchmark tables (speed, GB per GPU) from runs' metrics.h5 files");
+  cmd->add_option("dirs", options->paths, "folders searched recursively for metrics.h5")
+      ->required()
+      ->check(CLI::ExistingPath);
+  cmd->add_option("--format", options->format, "what to print: markdown, csv or both")
+      ->check(CLI::IsMember({"markdown", "csv", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--csv", options->csv_file, "also write the CSV table to this file");
+  return [options] { return run_report(*options); };
+}
+
+}  // namespace pfc

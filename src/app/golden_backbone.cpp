@@ -1,0 +1,132 @@
+#include "app/golden_backbone.h"
+
+#include <cmath>
+
+#include "model/iresnet.h"
+
+namespace pfc {
+
+namespace {
+
+Tensor to_host(Backend& backend, const Tensor& t) {
+  Tensor host = Tensor::host(t.shape(), t.dtype());
+  backend.copy(t, host);
+  return host;
+}
+
+// A bias that feeds a later batch-norm (bn3 before the residual sum, bn2 and fc before
+// `features`) has a true gradient of exactly zero: the shift is normalised away, and what is
+// left in both files is rounding noise of the size of the layer's other gradients. Such a
+// bias is measured against the L2 of its sibling weight's gradient; 0 means "use its own".
+double cancellation_scale(const GoldenFile& file, const std::string& group,
+                          const std::string& case_name, const std::string& name,
+                          const GoldenReference& ref) {
+  const std::string suffix = ".bias";
+  if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix))
+    return 0;
+  const auto weight = file.reference(group, case_name,
+                                     "grads/" + name.substr(0, name.size() - suffix.size()) + ".weight");
+  if (!weight || weight->l2 <= 0) return 0;
+  return ref.l2 < 1e-4 * weight->l2 ? weight->l2 : 0;
+}
+
+// Compares `ours` (host f32, PyTorch layout) with a reference that may hold every
+// `stride`-th element only; the note carries the whole tensor's L2 against the file's.
+// A positive `scale` replaces the reference's own L2 as the denominator of the error.
+void compare_reference(GoldenTable& table, const std::string& name, const Tensor& ours,
+                       const GoldenReference& ref, double scale = 0) {
+  const float* v = ours.data<float>();
+  if (ref.stride == 1) {
+    table.compare(name, v, ref.values.data<float>(), ours.numel(),
+                  scale > 0 ? fmt::format("true value 0: error vs |grad weight| {:.2e}", scale) : "",
+                  scale);
+    return;
+  }
+  Tensor picked = Tensor::host({ref.values.numel()}, DType::f32);
+  double l2 = 0;
+  for (std::int64_t i = 0; i < ours.numel(); ++i) l2 += static_cast<double>(v[i]) * v[i];
+  for (std::int64_t i = 0; i < picked.numel(); ++i) {
+    const std::int64_t at = i * ref.stride;
+    PFC_CHECK(at < ours.numel(), "{}: sampled reference runs past the tensor ({} >= {})", name,
+              at, ours.numel());
+    picked.data<float>()[i] = v[at];
+  }
+  table.compare(name + ".sampled", picked.data<float>(), ref.values.data<float>(),
+                picked.numel(),
+                fmt::format("every {}th; L2 rel.err {:.1e}", ref.stride,
+                            std::fabs(std::sqrt(l2) - ref.l2) / ref.l2));
+}
+
+}  // namespace
+
+Tensor nchw_to_nhwc(const Tensor& nchw) {
+  const std::int64_t n = nchw.dim(0), c = nchw.dim(1), h = nchw.dim(2), w = nchw.dim(3);
+  Tensor nhwc = Tensor::host({n, h, w, c}, DType::f32);
+  const float* src = nchw.data<float>();
+  float* dst = nhwc.data<float>();
+  for (std::int64_t b = 0; b < n; ++b)
+    for (std::int64_t ch = 0; ch < c; ++ch)
+      for (std::int64_t y = 0; y < h; ++y)
+        for (std::int64_t x = 0; x < w; ++x)
+          dst[((b * h + y) * w + x) * c + ch] = src[((b * c + ch) * h + y) * w + x];
+  return nhwc;
+}
+
+void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
+                           const GoldenCase& golden_case, Backend& backend, bool fp16,
+                           GoldenTable& table) {
+  const std::string case_group = network.group + "/" + golden_case.name;
+  IResNetOptions options;
+  options.layers = network.layers;
+  options.image_size = network.image_size;
+  options.embedding_size = network.embedding_size;
+  options.fp16 = fp16;
+  IResNet model(backend, options);
+
+  for (const std::string& name : file.parameter_names(network.group))
+    model.import_parameter(name, file.parameter(network.group, name));
+  for (const Parameter* p : model.parameters()) {
+    const bool listed = file.has(network.group + "/params/" + p->name);
+    PFC_CHECK(listed || !p->trainable, "golden file lists no parameter '{}' for {}", p->name,
+              network.group);
+  }
+
+  const Tensor input = file.input(network.group);
+  const Tensor filled = golden_fill("input", input.shape(), 0.0, 1.0);
+  table.compare("input (fill rule)", filled.data<float>(), input.data<float>(), input.numel());
+
+  const Tensor images_host = nchw_to_nhwc(input);
+  Tensor images = backend.empty(images_host.shape(), DType::f32, MemoryPurpose::data);
+  backend.copy(images_host, images);
+  const Tensor embeddings = to_host(backend, model.forward(images));
+  if (auto ref = file.reference(network.group, golden_case.name, "embeddings"))
+    compare_reference(table, "embeddings", embeddings, *ref);
+
+  const auto grad_ref = file.reference(network.group, golden_case.name, "embeddings_grad");
+  if (!file.has(case_group + "/grads")) {
+    table.skip("backbone gradients", "this case stores none");
+    return;
+  }
+  PFC_CHECK(grad_ref.has_value(), "{} has gradients but no embeddings_grad", case_group);
+  Tensor embeddings_grad = backend.empty(grad_ref->values.shape(), DType::f32,
+                                         MemoryPurpose::gradients);
+  backend.copy(grad_ref->values, embeddings_grad);
+  model.backward(embeddings_grad);
+
+  for (const Parameter* p : model.parameters()) {
+    const auto ref = file.reference(network.group, golden_case.name, "grads/" + p->name);
+    if (!ref) {
+      if (p->trainable) table.skip("grad " + p->name, "not in the file");
+      continue;
+    }
+    compare_reference(table, "grad " + p->name, model.export_parameter(*p, p->grad), *ref,
+                      cancellation_scale(file, network.group, golden_case.name, p->name, *ref));
+  }
+  for (const Buffer* b : model.buffers()) {
+    const auto ref = file.reference(network.group, golden_case.name, "running_stats/" + b->name);
+    if (!ref) continue;
+    compare_reference(table, b->name, to_host(backend, b->value), *ref);
+  }
+}
+
+}  // namespace pfc

@@ -1,0 +1,64 @@
+#include "app/golden_partial_fc.h"
+
+#include "pfc/partial_fc.h"
+
+namespace pfc {
+
+void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& network,
+                             const GoldenCase& golden_case, Backend& backend, Comm& comm,
+                             GoldenTable& table) {
+  const std::string& group = network.group;
+  const auto embeddings_ref = file.reference(group, golden_case.name, "embeddings");
+  const auto grad_ref = file.reference(group, golden_case.name, "embeddings_grad");
+  const auto weight_grad_ref = file.reference(group, golden_case.name, "pfc.weight");
+  PFC_CHECK(embeddings_ref && grad_ref && weight_grad_ref,
+            "{}/{} lacks embeddings, embeddings_grad or pfc.weight", group, golden_case.name);
+
+  PartialFcOptions options;
+  options.num_classes = network.num_classes;
+  options.embedding_size = network.embedding_size;
+  options.sample_rate = golden_case.sample_rate;
+  options.margin = MarginParams{golden_case.m1, golden_case.m2, golden_case.m3, network.scale_s};
+  options.method = golden_case.sample_rate < 1.0 ? PfcMethod::pfc : PfcMethod::mp;
+  PartialFc head(backend, comm, options);
+  head.set_global_weight(file.class_centres(network));
+  const std::string sampled_path = group + "/" + golden_case.name + "/sampled_index";
+  if (file.has(sampled_path)) {
+    const Tensor index = h5::read_tensor(file.file_id(), sampled_path, DType::i64);
+    head.inject_sampled_classes(std::vector<std::int64_t>(
+        index.data<std::int64_t>(), index.data<std::int64_t>() + index.numel()));
+  }
+
+  // Every rank feeds the whole stored batch: the gathered batch then holds W copies of it,
+  // which leaves the mean loss and the class-centre gradient unchanged and divides each
+  // copy's embedding gradient by W. This checks the real gather path at any world size,
+  // even one that does not divide the batch.
+  Tensor embeddings = backend.empty(embeddings_ref->values.shape(), DType::f32,
+                                    MemoryPurpose::activations);
+  backend.copy(embeddings_ref->values, embeddings);
+  Tensor embeddings_grad;
+  const double loss = head.forward_backward(embeddings, file.labels(group), embeddings_grad, 0);
+  backend.scale(embeddings_grad, static_cast<double>(comm.world_size()));
+
+  Tensor grad_host = Tensor::host(embeddings_grad.shape(), DType::f32);
+  backend.copy(embeddings_grad, grad_host);
+  const Tensor weight_grad = head.gather_global_weight_grad();
+
+  table.compare_scalar("loss", loss, golden_case.loss);
+  table.compare("embeddings_grad", grad_host.data<float>(), grad_ref->values.data<float>(),
+                grad_host.numel());
+  if (weight_grad_ref->stride == 1) {
+    table.compare("pfc.weight grad", weight_grad.data<float>(),
+                  weight_grad_ref->values.data<float>(), weight_grad.numel());
+  } else {
+    const std::int64_t n = weight_grad_ref->values.numel();
+    Tensor picked = Tensor::host({n}, DType::f32);
+    for (std::int64_t i = 0; i < n; ++i)
+      picked.data<float>()[i] = weight_grad.data<float>()[i * weight_grad_ref->stride];
+    table.compare("pfc.weight grad.sampled", picked.data<float>(),
+                  weight_grad_ref->values.data<float>(), n,
+                  fmt::format("every {}th", weight_grad_ref->stride));
+  }
+}
+
+}  // namespace pfc

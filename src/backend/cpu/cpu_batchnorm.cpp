@@ -1,0 +1,161 @@
+// CPU batch-norm in training mode over x [rows, channels] (NHWC activations viewed per
+// channel). Statistics accumulate in double; parameters and statistics are f32 or, for the
+// f64 gradient checks, the activation type.
+#include <cmath>
+#include <utility>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kernel_support.h"
+
+namespace pfc {
+namespace {
+
+template <class T, class P>
+void forward_train(std::int64_t rows, std::int64_t channels, const T* x, const P* gamma,
+                   const P* beta, P* running_mean, P* running_var, double momentum, double eps,
+                   T* y, P* saved_mean, P* saved_invstd) {
+  std::vector<double> sum(channels, 0.0), mean(channels), invstd(channels);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * channels;
+    for (std::int64_t c = 0; c < channels; ++c) sum[c] += xr[c];
+  }
+  for (std::int64_t c = 0; c < channels; ++c) mean[c] = sum[c] / rows;
+  // Two passes: the centred sum of squares does not cancel as E[x^2] - E[x]^2 would.
+  std::vector<double> sq(channels, 0.0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * channels;
+    for (std::int64_t c = 0; c < channels; ++c) {
+      const double v = xr[c] - mean[c];
+      sq[c] += v * v;
+    }
+  }
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const double biased = sq[c] / rows;
+    const double unbiased = sq[c] / (rows - 1);
+    invstd[c] = 1.0 / std::sqrt(biased + eps);
+    saved_mean[c] = static_cast<P>(mean[c]);
+    saved_invstd[c] = static_cast<P>(invstd[c]);
+    running_mean[c] = static_cast<P>((1.0 - momentum) * running_mean[c] + momentum * mean[c]);
+    running_var[c] = static_cast<P>((1.0 - momentum) * running_var[c] + momentum * unbiased);
+  }
+  // y = x * a + b per channel, with a = gamma * invstd and b = beta - mean * a.
+  std::vector<T> a(channels), b(channels);
+  for (std::int64_t c = 0; c < channels; ++c) {
+    a[c] = static_cast<T>(gamma[c] * invstd[c]);
+    b[c] = static_cast<T>(beta[c] - mean[c] * gamma[c] * invstd[c]);
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * channels;
+    T* yr = y + r * channels;
+    for (std::int64_t c = 0; c < channels; ++c) yr[c] = xr[c] * a[c] + b[c];
+  }
+}
+
+// dbeta = sum dy, dgamma = sum dy * xhat,
+// dx = gamma * invstd * (dy - dbeta / rows - xhat * dgamma / rows).
+template <class T, class P>
+void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x, const P* gamma,
+              const P* saved_mean, const P* saved_invstd, T* dx, P* dgamma, P* dbeta) {
+  std::vector<double> sum_dy(channels, 0.0), sum_dy_xhat(channels, 0.0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* dyr = dy + r * channels;
+    const T* xr = x + r * channels;
+    for (std::int64_t c = 0; c < channels; ++c) {
+      const double xhat = (static_cast<double>(xr[c]) - saved_mean[c]) * saved_invstd[c];
+      sum_dy[c] += dyr[c];
+      sum_dy_xhat[c] += dyr[c] * xhat;
+    }
+  }
+  std::vector<T> k(channels), mean_dy(channels), mean_dy_xhat(channels);
+  for (std::int64_t c = 0; c < channels; ++c) {
+    dbeta[c] = static_cast<P>(sum_dy[c]);
+    dgamma[c] = static_cast<P>(sum_dy_xhat[c]);
+    k[c] = static_cast<T>(static_cast<double>(gamma[c]) * saved_invstd[c]);
+    mean_dy[c] = static_cast<T>(sum_dy[c] / rows);
+    mean_dy_xhat[c] = static_cast<T>(sum_dy_xhat[c] / rows);
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* dyr = dy + r * channels;
+    const T* xr = x + r * channels;
+    T* dxr = dx + r * channels;
+    for (std::int64_t c = 0; c < channels; ++c) {
+      const T xhat = (xr[c] - static_cast<T>(saved_mean[c])) * static_cast<T>(saved_invstd[c]);
+      dxr[c] = k[c] * (dyr[c] - mean_dy[c] - xhat * mean_dy_xhat[c]);
+    }
+  }
+}
+
+}  // namespace
+
+void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                         Tensor& running_mean, Tensor& running_var, double momentum,
+                                         double eps, Tensor& y, Tensor& saved_mean,
+                                         Tensor& saved_invstd) {
+  const char* op = "batchnorm_forward_train";
+  cpu::check_host(x, op, "x");
+  cpu::check_rank(x, 2, op, "x");
+  const std::int64_t rows = x.dim(0), channels = x.dim(1);
+  PFC_CHECK(rows > 1, "{}: x {} has {} rows; the unbiased variance needs at least 2", op,
+            x.describe(), rows);
+  const Shape per_channel{channels};
+  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
+                                                          {&beta, "beta"},
+                                                          {&running_mean, "running_mean"},
+                                                          {&running_var, "running_var"},
+                                                          {&saved_mean, "saved_mean"},
+                                                          {&saved_invstd, "saved_invstd"}};
+  for (const auto& [t, name] : params) {
+    cpu::check_host(*t, op, name);
+    check_shape(*t, per_channel, op, name);
+    check_dtype(*t, gamma.dtype(), op, name);
+  }
+  cpu::check_host(y, op, "y");
+  check_shape(y, x.shape(), op, "y");
+  check_dtype(y, x.dtype(), op, "y");
+  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+    using T = decltype(xt);
+    cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
+      using P = decltype(pt);
+      forward_train(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
+                    running_mean.data<P>(), running_var.data<P>(), momentum, eps, y.data<T>(),
+                    saved_mean.data<P>(), saved_invstd.data<P>());
+    });
+  });
+}
+
+void CpuBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                    const Tensor& saved_mean, const Tensor& saved_invstd,
+                                    Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  const char* op = "batchnorm_backward";
+  cpu::check_host(x, op, "x");
+  cpu::check_rank(x, 2, op, "x");
+  const std::int64_t rows = x.dim(0), channels = x.dim(1);
+  const std::pair<const Tensor*, const char*> activations[] = {{&dy, "dy"}, {&dx, "dx"}};
+  for (const auto& [t, name] : activations) {
+    cpu::check_host(*t, op, name);
+    check_shape(*t, x.shape(), op, name);
+    check_dtype(*t, x.dtype(), op, name);
+  }
+  const Shape per_channel{channels};
+  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
+                                                          {&saved_mean, "saved_mean"},
+                                                          {&saved_invstd, "saved_invstd"},
+                                                          {&dgamma, "dgamma"},
+                                                          {&dbeta, "dbeta"}};
+  for (const auto& [t, name] : params) {
+    cpu::check_host(*t, op, name);
+    check_shape(*t, per_channel, op, name);
+    check_dtype(*t, gamma.dtype(), op, name);
+  }
+  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+    using T = decltype(xt);
+    cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
+      using P = decltype(pt);
+      backward(rows, channels, dy.data<T>(), x.data<T>(), gamma.data<P>(), saved_mean.data<P>(),
+               saved_invstd.data<P>(), dx.data<T>(), dgamma.data<P>(), dbeta.data<P>());
+    });
+  });
+}
+
+}  // namespace pfc

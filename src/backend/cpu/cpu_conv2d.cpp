@@ -1,0 +1,219 @@
+// CPU convolution: NHWC activations, OHWI filters, any square kernel, stride and padding.
+// Each is a GEMM over an im2col matrix whose row is one output pixel and whose columns are
+// (kh, kw, c) in the filter's own order, so OHWI filters are already the GEMM's [out, K*K*C]
+// operand. Images are processed in chunks that bound the im2col buffer.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kernel_support.h"
+
+namespace pfc {
+namespace {
+
+// Elements of im2col scratch per chunk (32 MiB of f32); a chunk holds at least one image.
+// It takes one image of r50's largest 3x3 convolution (112x112x64), whose 12544 GEMM rows
+// are plenty for OpenBLAS to run at full speed.
+constexpr std::int64_t kColumnBudget = std::int64_t{8} << 20;
+
+struct ConvDims {
+  std::int64_t oh, ow, pixels_in, pixels_out, patch;  // patch = K*K*C
+  bool direct;  // 1x1, stride 1, pad 0: the input already is the im2col matrix
+
+  explicit ConvDims(const Conv2dGeometry& g)
+      : oh(g.out_h()),
+        ow(g.out_w()),
+        pixels_in(g.in_h * g.in_w),
+        pixels_out(oh * ow),
+        patch(g.kernel * g.kernel * g.in_channels),
+        direct(g.kernel == 1 && g.stride == 1 && g.pad == 0) {}
+
+  std::int64_t images_per_chunk(std::int64_t batch) const {
+    const std::int64_t per_image = std::max<std::int64_t>(1, pixels_out * patch);
+    return std::clamp<std::int64_t>(kColumnBudget / per_image, 1, std::max<std::int64_t>(batch, 1));
+  }
+};
+
+// Uninitialised scratch: im2col writes every element before it is read.
+template <class T>
+std::unique_ptr<T[]> scratch(const ConvDims& d, std::int64_t images) {
+  if (d.direct) return nullptr;
+  return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(images * d.pixels_out * d.patch)]);
+}
+
+void check_geometry(const Conv2dGeometry& g, const char* op) {
+  PFC_CHECK(g.batch >= 0 && g.in_h > 0 && g.in_w > 0 && g.in_channels > 0 && g.out_channels > 0,
+            "{}: bad geometry batch {} input {}x{}x{} out_channels {}", op, g.batch, g.in_h, g.in_w,
+            g.in_channels, g.out_channels);
+  PFC_CHECK(g.kernel > 0 && g.stride > 0 && g.pad >= 0,
+            "{}: bad geometry kernel {} stride {} pad {}", op, g.kernel, g.stride, g.pad);
+  PFC_CHECK(g.out_h() > 0 && g.out_w() > 0,
+            "{}: kernel {} with pad {} does not fit the {}x{} input", op, g.kernel, g.pad, g.in_h,
+            g.in_w);
+}
+
+// col [images * pixels_out, patch] from x [images, H, W, C]; padding reads as zero.
+template <class T>
+void im2col(const Conv2dGeometry& g, const ConvDims& d, const T* x, std::int64_t images, T* col) {
+  const std::int64_t c = g.in_channels, k = g.kernel;
+  const std::size_t run = static_cast<std::size_t>(c) * sizeof(T);
+  for (std::int64_t n = 0; n < images; ++n) {
+    const T* xn = x + n * d.pixels_in * c;
+    for (std::int64_t oy = 0; oy < d.oh; ++oy) {
+      for (std::int64_t ox = 0; ox < d.ow; ++ox) {
+        T* row = col + ((n * d.oh + oy) * d.ow + ox) * d.patch;
+        for (std::int64_t ky = 0; ky < k; ++ky) {
+          const std::int64_t iy = oy * g.stride - g.pad + ky;
+          for (std::int64_t kx = 0; kx < k; ++kx) {
+            const std::int64_t ix = ox * g.stride - g.pad + kx;
+            T* dst = row + (ky * k + kx) * c;
+            if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) {
+              std::memset(dst, 0, run);
+            } else {
+              std::memcpy(dst, xn + (iy * g.in_w + ix) * c, run);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// dx [images, H, W, C] = the sum of every col entry into the input pixel it was read from.
+template <class T>
+void col2im(const Conv2dGeometry& g, const ConvDims& d, const T* col, std::int64_t images, T* dx) {
+  const std::int64_t c = g.in_channels, k = g.kernel;
+  std::fill(dx, dx + images * d.pixels_in * c, T(0));
+  for (std::int64_t n = 0; n < images; ++n) {
+    T* dxn = dx + n * d.pixels_in * c;
+    for (std::int64_t oy = 0; oy < d.oh; ++oy) {
+      for (std::int64_t ox = 0; ox < d.ow; ++ox) {
+        const T* row = col + ((n * d.oh + oy) * d.ow + ox) * d.patch;
+        for (std::int64_t ky = 0; ky < k; ++ky) {
+          const std::int64_t iy = oy * g.stride - g.pad + ky;
+          if (iy < 0 || iy >= g.in_h) continue;
+          for (std::int64_t kx = 0; kx < k; ++kx) {
+            const std::int64_t ix = ox * g.stride - g.pad + kx;
+            if (ix < 0 || ix >= g.in_w) continue;
+            const T* src = row + (ky * k + kx) * c;
+            T* dst = dxn + (iy * g.in_w + ix) * c;
+            for (std::int64_t ch = 0; ch < c; ++ch) dst[ch] += src[ch];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+void forward(const Conv2dGeometry& g, const T* x, const T* w, T* y) {
+  const ConvDims d(g);
+  const std::int64_t chunk = d.images_per_chunk(g.batch);
+  const std::unique_ptr<T[]> col = scratch<T>(d, chunk);
+  for (std::int64_t n0 = 0; n0 < g.batch; n0 += chunk) {
+    const std::int64_t images = std::min(chunk, g.batch - n0);
+    const T* a = x + n0 * d.pixels_in * g.in_channels;
+    if (!d.direct) {
+      im2col(g, d, a, images, col.get());
+      a = col.get();
+    }
+    // y [rows, out] = col [rows, patch] * w^T with w [out, patch]
+    cpu::blas_gemm(false, true, images * d.pixels_out, g.out_channels, d.patch, T(1), a, d.patch, w,
+                   d.patch, T(0), y + n0 * d.pixels_out * g.out_channels, g.out_channels);
+  }
+}
+
+template <class T>
+void backward_data(const Conv2dGeometry& g, const T* dy, const T* w, T* dx) {
+  const ConvDims d(g);
+  const std::int64_t chunk = d.images_per_chunk(g.batch);
+  const std::unique_ptr<T[]> col = scratch<T>(d, chunk);
+  for (std::int64_t n0 = 0; n0 < g.batch; n0 += chunk) {
+    const std::int64_t images = std::min(chunk, g.batch - n0);
+    T* dxs = dx + n0 * d.pixels_in * g.in_channels;
+    T* dcol = d.direct ? dxs : col.get();
+    // dcol [rows, patch] = dy [rows, out] * w [out, patch]
+    cpu::blas_gemm(false, false, images * d.pixels_out, d.patch, g.out_channels, T(1),
+                   dy + n0 * d.pixels_out * g.out_channels, g.out_channels, w, d.patch, T(0), dcol,
+                   d.patch);
+    if (!d.direct) col2im(g, d, dcol, images, dxs);
+  }
+}
+
+template <class T>
+void backward_filter(const Conv2dGeometry& g, const T* x, const T* dy, T* dw) {
+  const ConvDims d(g);
+  if (g.batch == 0) {
+    std::fill(dw, dw + g.out_channels * d.patch, T(0));
+    return;
+  }
+  const std::int64_t chunk = d.images_per_chunk(g.batch);
+  const std::unique_ptr<T[]> col = scratch<T>(d, chunk);
+  for (std::int64_t n0 = 0; n0 < g.batch; n0 += chunk) {
+    const std::int64_t images = std::min(chunk, g.batch - n0);
+    const T* b = x + n0 * d.pixels_in * g.in_channels;
+    if (!d.direct) {
+      im2col(g, d, b, images, col.get());
+      b = col.get();
+    }
+    // dw [out, patch] (+)= dy^T [out, rows] * col [rows, patch]
+    cpu::blas_gemm(true, false, g.out_channels, d.patch, images * d.pixels_out, T(1),
+                   dy + n0 * d.pixels_out * g.out_channels, g.out_channels, b, d.patch,
+                   T(n0 == 0 ? 0 : 1), dw, d.patch);
+  }
+}
+
+// Checks the three operands of a convolution call and returns their common element type.
+DType check_operands(const Conv2dGeometry& g, const char* op, const Tensor& x, const char* x_name,
+                     const Shape& x_shape, const Tensor& w, const char* w_name,
+                     const Shape& w_shape, const Tensor& y, const char* y_name,
+                     const Shape& y_shape) {
+  check_geometry(g, op);
+  cpu::check_host(x, op, x_name);
+  cpu::check_host(w, op, w_name);
+  cpu::check_host(y, op, y_name);
+  check_shape(x, x_shape, op, x_name);
+  check_shape(w, w_shape, op, w_name);
+  check_shape(y, y_shape, op, y_name);
+  check_dtype(w, x.dtype(), op, w_name);
+  check_dtype(y, x.dtype(), op, y_name);
+  return x.dtype();
+}
+
+}  // namespace
+
+void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
+                                Tensor& y) {
+  const char* op = "conv2d_forward";
+  const DType t = check_operands(g, op, x, "x", g.input_shape(), w, "w", g.filter_shape(), y, "y",
+                                 g.output_shape());
+  cpu::dispatch_float(t, op, "x", [&](auto tag) {
+    using T = decltype(tag);
+    forward(g, x.data<T>(), w.data<T>(), y.data<T>());
+  });
+}
+
+void CpuBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy, const Tensor& w,
+                                      Tensor& dx) {
+  const char* op = "conv2d_backward_data";
+  const DType t = check_operands(g, op, dy, "dy", g.output_shape(), w, "w", g.filter_shape(), dx,
+                                 "dx", g.input_shape());
+  cpu::dispatch_float(t, op, "dy", [&](auto tag) {
+    using T = decltype(tag);
+    backward_data(g, dy.data<T>(), w.data<T>(), dx.data<T>());
+  });
+}
+
+void CpuBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x, const Tensor& dy,
+                                        Tensor& dw) {
+  const char* op = "conv2d_backward_filter";
+  const DType t = check_operands(g, op, x, "x", g.input_shape(), dy, "dy", g.output_shape(), dw,
+                                 "dw", g.filter_shape());
+  cpu::dispatch_float(t, op, "x", [&](auto tag) {
+    using T = decltype(tag);
+    backward_filter(g, x.data<T>(), dy.data<T>(), dw.data<T>());
+  });
+}
+
+}  // namespace pfc

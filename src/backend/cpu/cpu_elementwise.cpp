@@ -1,0 +1,83 @@
+// CPU elementwise arithmetic and whole-tensor reductions (gradient norms, overflow checks).
+#include <cmath>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kernel_support.h"
+
+namespace pfc {
+namespace {
+
+void check_like(const Tensor& t, const Tensor& ref, const char* op, const char* name) {
+  cpu::check_host(t, op, name);
+  check_shape(t, ref.shape(), op, name);
+  check_dtype(t, ref.dtype(), op, name);
+}
+
+}  // namespace
+
+void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
+  const char* op = "add";
+  cpu::check_host(a, op, "a");
+  check_like(b, a, op, "b");
+  check_like(y, a, op, "y");
+  cpu::dispatch_float(a.dtype(), op, "a", [&](auto tag) {
+    using T = decltype(tag);
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* py = y.data<T>();
+    for (std::int64_t i = 0, n = a.numel(); i < n; ++i) py[i] = pa[i] + pb[i];
+  });
+}
+
+void CpuBackend::axpy(double alpha, const Tensor& x, Tensor& y) {
+  const char* op = "axpy";
+  cpu::check_host(x, op, "x");
+  check_like(y, x, op, "y");
+  cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    const T a = static_cast<T>(alpha);
+    for (std::int64_t i = 0, n = x.numel(); i < n; ++i) py[i] += a * px[i];
+  });
+}
+
+void CpuBackend::scale(Tensor& x, double alpha) {
+  const char* op = "scale";
+  cpu::check_host(x, op, "x");
+  cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+    using T = decltype(tag);
+    T* px = x.data<T>();
+    const T a = static_cast<T>(alpha);
+    for (std::int64_t i = 0, n = x.numel(); i < n; ++i) px[i] *= a;
+  });
+}
+
+double CpuBackend::sum_of_squares(const Tensor& x) {
+  const char* op = "sum_of_squares";
+  cpu::check_host(x, op, "x");
+  return cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data<T>();
+    double sum = 0.0;
+    for (std::int64_t i = 0, n = x.numel(); i < n; ++i) {
+      const double v = px[i];
+      sum += v * v;
+    }
+    return sum;
+  });
+}
+
+bool CpuBackend::all_finite(const Tensor& x) {
+  const char* op = "all_finite";
+  cpu::check_host(x, op, "x");
+  return cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = x.data<T>();
+    for (std::int64_t i = 0, n = x.numel(); i < n; ++i)
+      if (!std::isfinite(px[i])) return false;
+    return true;
+  });
+}
+
+}  // namespace pfc

@@ -1,0 +1,237 @@
+// CPU pieces of the PartialFC head: L2 normalisation of embeddings and class centres, row
+// gather/scatter of sampled centres, and the margin softmax split into the steps between
+// which the ranks all-reduce (row max, then row sum). Row reductions accumulate in double.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kernel_support.h"
+
+namespace pfc {
+namespace {
+
+// torch.nn.functional.normalize's eps: y = x / max(||x||, eps).
+constexpr double kNormEps = 1e-12;
+
+// arcface_torch's CombinedMarginLoss on the target's clamped cosine c (before the scale).
+double margin_target(double c, const MarginParams& m) {
+  // CosFace (and no margin at all) subtract from the cosine itself, with no round trip
+  // through acos that would perturb it.
+  if (m.m1 == 1.0 && m.m2 == 0.0) return c - m.m3;
+  return std::cos(m.m1 * std::acos(c) + m.m2) - m.m3;
+}
+
+void check_matrix_like(const Tensor& t, const Tensor& ref, const char* op, const char* name) {
+  cpu::check_host(t, op, name);
+  check_shape(t, ref.shape(), op, name);
+  check_dtype(t, ref.dtype(), op, name);
+}
+
+void check_per_row(const Tensor& t, const Tensor& ref, const char* op, const char* name) {
+  cpu::check_host(t, op, name);
+  check_shape(t, {ref.dim(0)}, op, name);
+  check_dtype(t, ref.dtype(), op, name);
+}
+
+// local_label [rows] i64, each in [-1, classes); -1 means the target lives on another rank.
+const std::int64_t* checked_labels(const Tensor& label, std::int64_t rows, std::int64_t classes,
+                                   const char* op) {
+  cpu::check_host(label, op, "local_label");
+  check_dtype(label, DType::i64, op, "local_label");
+  check_shape(label, {rows}, op, "local_label");
+  const std::int64_t* l = label.data<std::int64_t>();
+  for (std::int64_t b = 0; b < rows; ++b)
+    PFC_CHECK(l[b] >= -1 && l[b] < classes, "{}: local_label[{}] = {} is outside [-1, {})", op, b,
+              l[b], classes);
+  return l;
+}
+
+// Bytes of one row of t (all dimensions after the first).
+std::size_t row_bytes(const Tensor& t) {
+  return t.dim(0) == 0 ? 0 : t.bytes() / static_cast<std::size_t>(t.dim(0));
+}
+
+void check_row_operands(const Tensor& rows_of, const Tensor& table, const char* op,
+                        const char* rows_name, const char* table_name) {
+  cpu::check_host(rows_of, op, rows_name);
+  cpu::check_host(table, op, table_name);
+  PFC_CHECK(rows_of.rank() >= 1 && table.rank() == rows_of.rank(),
+            "{}: {} {} and {} {} must have the same rank, at least 1", op, rows_name,
+            rows_of.describe(), table_name, table.describe());
+  check_dtype(rows_of, table.dtype(), op, rows_name);
+  Shape expected = table.shape();
+  expected[0] = rows_of.dim(0);
+  check_shape(rows_of, expected, op, rows_name);
+}
+
+}  // namespace
+
+void CpuBackend::l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& norms) {
+  const char* op = "l2_normalize_rows";
+  cpu::check_host(x, op, "x");
+  cpu::check_rank(x, 2, op, "x");
+  check_matrix_like(y, x, op, "y");
+  check_per_row(norms, x, op, "norms");
+  cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+    using T = decltype(tag);
+    const std::int64_t rows = x.dim(0), d = x.dim(1);
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    T* pn = norms.data<T>();
+    for (std::int64_t r = 0; r < rows; ++r) {
+      double sq = 0.0;
+      for (std::int64_t j = 0; j < d; ++j) sq += static_cast<double>(px[r * d + j]) * px[r * d + j];
+      const double norm = std::sqrt(sq);
+      const T inv = static_cast<T>(1.0 / std::max(norm, kNormEps));
+      pn[r] = static_cast<T>(norm);
+      for (std::int64_t j = 0; j < d; ++j) py[r * d + j] = px[r * d + j] * inv;
+    }
+  });
+}
+
+void CpuBackend::l2_normalize_rows_backward(const Tensor& dy, const Tensor& y, const Tensor& norms,
+                                            Tensor& dx) {
+  const char* op = "l2_normalize_rows_backward";
+  cpu::check_host(y, op, "y");
+  cpu::check_rank(y, 2, op, "y");
+  check_matrix_like(dy, y, op, "dy");
+  check_matrix_like(dx, y, op, "dx");
+  check_per_row(norms, y, op, "norms");
+  cpu::dispatch_float(y.dtype(), op, "y", [&](auto tag) {
+    using T = decltype(tag);
+    const std::int64_t rows = y.dim(0), d = y.dim(1);
+    const T* pdy = dy.data<T>();
+    const T* py = y.data<T>();
+    const T* pn = norms.data<T>();
+    T* pdx = dx.data<T>();
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* dyr = pdy + r * d;
+      const T* yr = py + r * d;
+      T* dxr = pdx + r * d;
+      if (pn[r] > kNormEps) {
+        // dx = (I - y y^T) dy / ||x||
+        double dot = 0.0;
+        for (std::int64_t j = 0; j < d; ++j) dot += static_cast<double>(yr[j]) * dyr[j];
+        const T inv = static_cast<T>(1.0 / pn[r]);
+        const T proj = static_cast<T>(dot);
+        for (std::int64_t j = 0; j < d; ++j) dxr[j] = (dyr[j] - yr[j] * proj) * inv;
+      } else {
+        // The clamped norm is the constant eps: no gradient flows through it.
+        const T inv = static_cast<T>(1.0 / kNormEps);
+        for (std::int64_t j = 0; j < d; ++j) dxr[j] = dyr[j] * inv;
+      }
+    }
+  });
+}
+
+void CpuBackend::gather_rows(const Tensor& src, const Tensor& index, Tensor& dst) {
+  const char* op = "gather_rows";
+  check_row_operands(dst, src, op, "dst", "src");
+  PFC_CHECK(index.numel() == dst.dim(0), "{}: index has {} entries for {} rows of dst {}", op,
+            index.numel(), dst.dim(0), dst.describe());
+  const std::int64_t* idx = cpu::checked_indices(index, src.dim(0), op);
+  const std::size_t rb = row_bytes(src);
+  const auto* in = static_cast<const char*>(src.raw());
+  auto* out = static_cast<char*>(dst.raw());
+  for (std::int64_t i = 0; i < index.numel(); ++i)
+    std::memcpy(out + static_cast<std::size_t>(i) * rb, in + static_cast<std::size_t>(idx[i]) * rb,
+                rb);
+}
+
+void CpuBackend::scatter_rows(const Tensor& src, const Tensor& index, Tensor& dst) {
+  const char* op = "scatter_rows";
+  check_row_operands(src, dst, op, "src", "dst");
+  PFC_CHECK(index.numel() == src.dim(0), "{}: index has {} entries for {} rows of src {}", op,
+            index.numel(), src.dim(0), src.describe());
+  const std::int64_t* idx = cpu::checked_indices(index, dst.dim(0), op);
+  const std::size_t rb = row_bytes(src);
+  const auto* in = static_cast<const char*>(src.raw());
+  auto* out = static_cast<char*>(dst.raw());
+  for (std::int64_t i = 0; i < index.numel(); ++i)
+    std::memcpy(out + static_cast<std::size_t>(idx[i]) * rb, in + static_cast<std::size_t>(i) * rb,
+                rb);
+}
+
+void CpuBackend::margin_logits(Tensor& cos, const Tensor& local_label, const MarginParams& margin,
+                               Tensor& row_max) {
+  const char* op = "margin_logits";
+  cpu::check_host(cos, op, "cos");
+  cpu::check_rank(cos, 2, op, "cos");
+  check_per_row(row_max, cos, op, "row_max");
+  const std::int64_t rows = cos.dim(0), classes = cos.dim(1);
+  const std::int64_t* label = checked_labels(local_label, rows, classes, op);
+  cpu::dispatch_float(cos.dtype(), op, "cos", [&](auto tag) {
+    using T = decltype(tag);
+    T* pc = cos.data<T>();
+    T* pm = row_max.data<T>();
+    const T s = static_cast<T>(margin.scale);
+    for (std::int64_t b = 0; b < rows; ++b) {
+      T* row = pc + b * classes;
+      for (std::int64_t j = 0; j < classes; ++j) row[j] = std::clamp(row[j], T(-1), T(1));
+      if (label[b] >= 0) row[label[b]] = static_cast<T>(margin_target(row[label[b]], margin));
+      T best = -std::numeric_limits<T>::infinity();
+      for (std::int64_t j = 0; j < classes; ++j) {
+        row[j] *= s;
+        best = std::max(best, row[j]);
+      }
+      pm[b] = best;
+    }
+  });
+}
+
+void CpuBackend::exp_and_row_sum(Tensor& logits, const Tensor& global_max, Tensor& row_sum) {
+  const char* op = "exp_and_row_sum";
+  cpu::check_host(logits, op, "logits");
+  cpu::check_rank(logits, 2, op, "logits");
+  check_per_row(global_max, logits, op, "global_max");
+  check_per_row(row_sum, logits, op, "row_sum");
+  cpu::dispatch_float(logits.dtype(), op, "logits", [&](auto tag) {
+    using T = decltype(tag);
+    const std::int64_t rows = logits.dim(0), classes = logits.dim(1);
+    T* pl = logits.data<T>();
+    const T* pm = global_max.data<T>();
+    T* ps = row_sum.data<T>();
+    for (std::int64_t b = 0; b < rows; ++b) {
+      T* row = pl + b * classes;
+      double sum = 0.0;
+      for (std::int64_t j = 0; j < classes; ++j) {
+        row[j] = std::exp(row[j] - pm[b]);
+        sum += row[j];
+      }
+      ps[b] = static_cast<T>(sum);
+    }
+  });
+}
+
+void CpuBackend::softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
+                              const Tensor& local_label, double scale, std::int64_t global_batch,
+                              Tensor& target_prob) {
+  const char* op = "softmax_grad";
+  cpu::check_host(exp_logits, op, "exp_logits");
+  cpu::check_rank(exp_logits, 2, op, "exp_logits");
+  check_per_row(global_sum, exp_logits, op, "global_sum");
+  check_per_row(target_prob, exp_logits, op, "target_prob");
+  PFC_CHECK(global_batch > 0, "{}: global_batch is {}, expected > 0", op, global_batch);
+  const std::int64_t rows = exp_logits.dim(0), classes = exp_logits.dim(1);
+  const std::int64_t* label = checked_labels(local_label, rows, classes, op);
+  cpu::dispatch_float(exp_logits.dtype(), op, "exp_logits", [&](auto tag) {
+    using T = decltype(tag);
+    T* pe = exp_logits.data<T>();
+    const T* ps = global_sum.data<T>();
+    T* pt = target_prob.data<T>();
+    // d loss / d cos = scale * (p - onehot) / global_batch, the margin passed straight through.
+    const T k = static_cast<T>(scale / static_cast<double>(global_batch));
+    for (std::int64_t b = 0; b < rows; ++b) {
+      T* row = pe + b * classes;
+      const T inv_sum = static_cast<T>(1.0 / static_cast<double>(ps[b]));
+      for (std::int64_t j = 0; j < classes; ++j) row[j] *= inv_sum;
+      pt[b] = label[b] >= 0 ? row[label[b]] : T(0);
+      if (label[b] >= 0) row[label[b]] -= T(1);
+      for (std::int64_t j = 0; j < classes; ++j) row[j] *= k;
+    }
+  });
+}
+
+}  // namespace pfc

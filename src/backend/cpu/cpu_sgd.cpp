@@ -1,0 +1,63 @@
+// CPU SGD with momentum and weight decay, PyTorch's torch.optim.SGD (dampening 0, no
+// Nesterov): g' = g + wd * w; m = mu * m + g'; w -= lr * m. A zero momentum buffer makes the
+// first step m = g', as PyTorch's lazily created buffer does. The row variant updates only
+// the sampled class centres of a PartialFC shard.
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kernel_support.h"
+
+namespace pfc {
+namespace {
+
+template <class T>
+void update(std::int64_t n, T* w, const T* g, T* m, T lr, T mu, T wd) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const T gi = g[i] + wd * w[i];
+    m[i] = mu * m[i] + gi;
+    w[i] -= lr * m[i];
+  }
+}
+
+void check_like(const Tensor& t, const Tensor& ref, const char* op, const char* name) {
+  cpu::check_host(t, op, name);
+  check_shape(t, ref.shape(), op, name);
+  check_dtype(t, ref.dtype(), op, name);
+}
+
+}  // namespace
+
+void CpuBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
+                            double weight_decay) {
+  const char* op = "sgd_update";
+  cpu::check_host(w, op, "w");
+  check_like(g, w, op, "g");
+  check_like(m, w, op, "m");
+  cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
+    using T = decltype(tag);
+    update(w.numel(), w.data<T>(), g.data<T>(), m.data<T>(), static_cast<T>(lr),
+           static_cast<T>(momentum), static_cast<T>(weight_decay));
+  });
+}
+
+void CpuBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
+                                 double lr, double momentum, double weight_decay) {
+  const char* op = "sgd_update_rows";
+  cpu::check_host(w, op, "w");
+  cpu::check_rank(w, 2, op, "w");
+  check_like(m, w, op, "m");
+  cpu::check_host(g, op, "g");
+  check_shape(g, {index.numel(), w.dim(1)}, op, "g");
+  check_dtype(g, w.dtype(), op, "g");
+  const std::int64_t* idx = cpu::checked_indices(index, w.dim(0), op);
+  cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
+    using T = decltype(tag);
+    const std::int64_t d = w.dim(1);
+    T* pw = w.data<T>();
+    T* pm = m.data<T>();
+    const T* pg = g.data<T>();
+    for (std::int64_t i = 0; i < index.numel(); ++i)
+      update(d, pw + idx[i] * d, pg + i * d, pm + idx[i] * d, static_cast<T>(lr),
+             static_cast<T>(momentum), static_cast<T>(weight_decay));
+  });
+}
+
+}  // namespace pfc

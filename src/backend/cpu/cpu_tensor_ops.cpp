@@ -1,0 +1,102 @@
+// CPU data movement: copy, fill and element-type conversion between f16, f32 and f64.
+#include <cstring>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kernel_support.h"
+#include "core/half.h"
+
+namespace pfc {
+namespace {
+
+// Reads element i of a floating tensor as double; f16 goes through float exactly.
+template <class T>
+double load(const T* p, std::int64_t i) {
+  if constexpr (std::is_same_v<T, Half>) {
+    return p[i].to_float();
+  } else {
+    return static_cast<double>(p[i]);
+  }
+}
+
+template <class T>
+void store(T* p, std::int64_t i, double v) {
+  if constexpr (std::is_same_v<T, Half>) {
+    // double -> float -> half, as c10::Half(double) does.
+    p[i] = Half(static_cast<float>(v));
+  } else {
+    p[i] = static_cast<T>(v);
+  }
+}
+
+template <class F>
+decltype(auto) dispatch_cast_type(DType t, const char* operand, F&& f) {
+  switch (t) {
+    case DType::f16:
+      return f(Half{});
+    case DType::f32:
+      return f(float{});
+    case DType::f64:
+      return f(double{});
+    default:
+      throw Error(fmt::format("cast: {} is {}, expected f16, f32 or f64", operand, dtype_name(t)));
+  }
+}
+
+template <class T>
+void fill_typed(Tensor& x, T value) {
+  T* p = x.data<T>();
+  for (std::int64_t i = 0, n = x.numel(); i < n; ++i) p[i] = value;
+}
+
+}  // namespace
+
+void CpuBackend::copy(const Tensor& src, Tensor& dst) {
+  cpu::check_host(src, "copy", "src");
+  cpu::check_host(dst, "copy", "dst");
+  check_dtype(dst, src.dtype(), "copy", "dst");
+  PFC_CHECK(src.numel() == dst.numel(), "copy: src {} and dst {} differ in element count",
+            src.describe(), dst.describe());
+  if (src.raw() != dst.raw() && src.bytes() > 0) std::memmove(dst.raw(), src.raw(), src.bytes());
+}
+
+void CpuBackend::fill(Tensor& x, double value) {
+  cpu::check_host(x, "fill", "x");
+  switch (x.dtype()) {
+    case DType::f16:
+      fill_typed(x, Half(static_cast<float>(value)));
+      break;
+    case DType::f32:
+      fill_typed(x, static_cast<float>(value));
+      break;
+    case DType::f64:
+      fill_typed(x, value);
+      break;
+    case DType::i32:
+      fill_typed(x, static_cast<std::int32_t>(value));
+      break;
+    case DType::i64:
+      fill_typed(x, static_cast<std::int64_t>(value));
+      break;
+    case DType::u8:
+      fill_typed(x, static_cast<std::uint8_t>(value));
+      break;
+  }
+}
+
+void CpuBackend::cast(const Tensor& src, Tensor& dst) {
+  cpu::check_host(src, "cast", "src");
+  cpu::check_host(dst, "cast", "dst");
+  PFC_CHECK(src.numel() == dst.numel(), "cast: src {} and dst {} differ in element count",
+            src.describe(), dst.describe());
+  dispatch_cast_type(src.dtype(), "src", [&](auto s) {
+    using S = decltype(s);
+    dispatch_cast_type(dst.dtype(), "dst", [&](auto d) {
+      using D = decltype(d);
+      const S* in = src.data<S>();
+      D* out = dst.data<D>();
+      for (std::int64_t i = 0, n = src.numel(); i < n; ++i) store(out, i, load(in, i));
+    });
+  });
+}
+
+}  // namespace pfc

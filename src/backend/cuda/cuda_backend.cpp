@@ -1,0 +1,162 @@
+// CudaBackend: construction, memory, data movement, synchronisation and the factory. The
+// compute primitives are in cuda_backend_ops.cpp.
+#include "backend/cuda/cuda_backend.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "backend/cuda/cuda_backend_state.h"
+#include "backend/cuda/elementwise_kernels.h"
+#include "core/error.h"
+
+namespace pfc {
+
+namespace {
+
+// cuBLAS's recommended workspace on Hopper; given from the arena so it is counted.
+constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+
+}  // namespace
+
+const char* device_error_message(int code) {
+  switch (code) {
+    case kGatherIndexOutOfRange: return "gather_rows: an index is outside the source rows";
+    case kScatterIndexOutOfRange: return "scatter_rows: an index is outside the destination rows";
+    case kSgdRowIndexOutOfRange: return "sgd_update_rows: an index is outside the weight rows";
+    case kMarginLabelOutOfRange:
+      return "margin_logits: a local label is outside [-1, classes of the shard)";
+    case kSoftmaxLabelOutOfRange:
+      return "softmax_grad: a local label is outside [-1, classes of the shard)";
+    default: return "a kernel reported an unknown error code";
+  }
+}
+
+void require_device(const Tensor& t, const char* op, const char* operand) {
+  PFC_CHECK(t.defined(), "{}: {} is undefined", op, operand);
+  PFC_CHECK(t.device() == DeviceKind::cuda, "{}: {} {} is a host tensor; the CUDA backend needs "
+            "device tensors", op, operand, t.describe());
+}
+
+void require_float(const Tensor& t, const char* op, const char* operand) {
+  require_device(t, op, operand);
+  PFC_CHECK(t.dtype() == DType::f16 || t.dtype() == DType::f32, "{}: {} is {}, expected f16 or f32",
+            op, operand, dtype_name(t.dtype()));
+}
+
+std::int64_t rows_of(const Tensor& x, std::int64_t channels, const char* op, const char* operand) {
+  PFC_CHECK(x.rank() >= 1 && x.shape().back() == channels,
+            "{}: {} has shape {}, expected [..., {}] (channels last)", op, operand,
+            shape_string(x.shape()), channels);
+  return channels == 0 ? 0 : x.numel() / channels;
+}
+
+int cuda_visible_device_count() {
+  int count = 0;
+  // No driver or no device both mean "no GPU here": answer 0 and clear the error.
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());
+    return 0;
+  }
+  return count;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int device_ordinal) {
+  return std::make_unique<CudaBackend>(device_ordinal);
+}
+
+CudaBackend::CudaBackend(int device_ordinal, std::size_t arena_bytes)
+    : r_(std::make_unique<Resources>()) {
+  const int count = cuda_visible_device_count();
+  PFC_CHECK(device_ordinal >= 0 && device_ordinal < count,
+            "CUDA device {} requested but {} device(s) are visible", device_ordinal, count);
+  PFC_CHECK_CUDA(cudaSetDevice(device_ordinal));
+  r_->ordinal = device_ordinal;
+  cudaDeviceProp prop{};
+  PFC_CHECK_CUDA(cudaGetDeviceProperties(&prop, device_ordinal));
+  r_->device_name = prop.name;
+
+  r_->arena = std::make_unique<DeviceArena>(arena_bytes ? arena_bytes
+                                                         : DeviceArena::default_reservation_bytes());
+  r_->stream = cuda::make_stream();
+  r_->cudnn = cuda::make_cudnn_handle();
+  PFC_CHECK_CUDNN(cudnnSetStream(r_->cudnn, r_->stream));
+  r_->cublas = cuda::make_cublas_handle();
+  PFC_CHECK_CUBLAS(cublasSetStream(r_->cublas, r_->stream));
+  r_->cublas_workspace = Tensor::empty({static_cast<std::int64_t>(kCublasWorkspaceBytes)},
+                                       DType::u8, *r_->arena, MemoryPurpose::workspace);
+  PFC_CHECK_CUBLAS(cublasSetWorkspace(r_->cublas, r_->cublas_workspace.raw(), kCublasWorkspaceBytes));
+  r_->convolution = std::make_unique<cuda::CudnnConvolution>(r_->cudnn, *r_->arena);
+
+  r_->error_flag = Tensor::empty({1}, DType::i32, *r_->arena, MemoryPurpose::workspace);
+  PFC_CHECK_CUDA(cudaMemsetAsync(r_->error_flag.raw(), 0, sizeof(int), r_->stream));
+  r_->host_results = Tensor::empty({2}, DType::f64, r_->pinned, MemoryPurpose::workspace);
+  PFC_CHECK_CUDA(cudaStreamSynchronize(r_->stream));
+}
+
+CudaBackend::~CudaBackend() {
+  // Queued work must finish before its buffers and handles go; an error here has nowhere to go.
+  if (r_ && r_->stream) static_cast<void>(cudaStreamSynchronize(r_->stream));
+}
+
+std::string CudaBackend::name() const {
+  return fmt::format("cuda:{} ({})", r_->ordinal, r_->device_name);
+}
+
+Allocator& CudaBackend::allocator() { return *r_->arena; }
+DeviceArena& CudaBackend::arena() { return *r_->arena; }
+Allocator& CudaBackend::pinned_host_allocator() { return r_->pinned; }
+int CudaBackend::device_ordinal() const { return r_->ordinal; }
+cudaStream_t CudaBackend::stream() const { return r_->stream; }
+
+Tensor CudaBackend::scratch(std::size_t bytes) {
+  return Tensor::empty({static_cast<std::int64_t>(bytes)}, DType::u8, *r_->arena,
+                       MemoryPurpose::workspace);
+}
+
+int* CudaBackend::error_flag() { return r_->error_flag.data<std::int32_t>(); }
+
+void CudaBackend::wait_and_check() {
+  int* host_flag = static_cast<int*>(r_->host_results.raw());
+  PFC_CHECK_CUDA(cudaMemcpyAsync(host_flag, error_flag(), sizeof(int), cudaMemcpyDeviceToHost,
+                                 r_->stream));
+  PFC_CHECK_CUDA(cudaStreamSynchronize(r_->stream));
+  const int code = *host_flag;
+  if (code != kNoDeviceError) {
+    PFC_CHECK_CUDA(cudaMemsetAsync(error_flag(), 0, sizeof(int), r_->stream));
+    throw Error(fmt::format("{} (found on {})", device_error_message(code), name()));
+  }
+}
+
+void CudaBackend::synchronize() { wait_and_check(); }
+
+void CudaBackend::copy(const Tensor& src, Tensor& dst) {
+  PFC_CHECK(src.defined() && dst.defined(), "copy: undefined operand");
+  check_dtype(dst, src.dtype(), "copy", "dst");
+  PFC_CHECK(src.numel() == dst.numel(), "copy: src {} and dst {} differ in element count",
+            src.describe(), dst.describe());
+  const std::size_t bytes = src.bytes();
+  if (bytes == 0) return;
+  if (src.device() == DeviceKind::cpu && dst.device() == DeviceKind::cpu) {
+    // Either side may be pinned memory that a queued copy still writes or reads.
+    PFC_CHECK_CUDA(cudaStreamSynchronize(r_->stream));
+    std::memcpy(dst.raw(), src.raw(), bytes);
+    return;
+  }
+  PFC_CHECK_CUDA(cudaMemcpyAsync(dst.raw(), src.raw(), bytes, cudaMemcpyDefault, r_->stream));
+}
+
+void CudaBackend::fill(Tensor& x, double value) {
+  require_device(x, "fill", "x");
+  cuda::launch_fill(x.raw(), x.dtype(), x.numel(), value, r_->stream);
+}
+
+void CudaBackend::cast(const Tensor& src, Tensor& dst) {
+  require_device(src, "cast", "src");
+  require_device(dst, "cast", "dst");
+  PFC_CHECK(src.numel() == dst.numel(), "cast: src {} and dst {} differ in element count",
+            src.describe(), dst.describe());
+  cuda::launch_cast(src.raw(), src.dtype(), dst.raw(), dst.dtype(), src.numel(), r_->stream);
+}
+
+}  // namespace pfc

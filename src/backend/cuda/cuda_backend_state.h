@@ -1,0 +1,51 @@
+// What a CudaBackend owns (arena, stream, library handles, persistent device buffers), the
+// codes its kernels record for bad indices, and the operand checks its primitives share.
+// Private to cuda_backend.cpp and cuda_backend_ops.cpp.
+#pragma once
+
+#include <memory>
+
+#include "backend/cuda/cublas_gemm.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_handles.h"
+#include "backend/cuda/cudnn_convolution.h"
+#include "backend/cuda/device_arena.h"
+#include "backend/cuda/pinned_host_allocator.h"
+
+namespace pfc {
+
+// Codes a kernel writes into the backend's error flag; synchronize() names them.
+enum DeviceErrorCode : int {
+  kNoDeviceError = 0,
+  kGatherIndexOutOfRange = 1,
+  kScatterIndexOutOfRange = 2,
+  kSgdRowIndexOutOfRange = 3,
+  kMarginLabelOutOfRange = 4,
+  kSoftmaxLabelOutOfRange = 5,
+};
+
+const char* device_error_message(int code);
+
+// Declaration order is destruction order reversed: buffers go back to the arena before the
+// handles and the stream go, and the arena goes last.
+struct CudaBackend::Resources {
+  int ordinal = 0;
+  std::string device_name;
+  std::unique_ptr<DeviceArena> arena;
+  PinnedHostAllocator pinned;
+  cuda::Stream stream;
+  cuda::CudnnHandle cudnn;
+  cuda::CublasHandle cublas;
+  std::unique_ptr<cuda::CudnnConvolution> convolution;
+  Tensor cublas_workspace;  // device, handed to cuBLAS once
+  Tensor error_flag;        // device i32 [1], 0 while no kernel has found a bad index
+  Tensor host_results;      // pinned, 16 bytes: the flag and the scalar results read back
+};
+
+// Checks shared by the primitives; each names the primitive and the operand.
+void require_device(const Tensor& t, const char* op, const char* operand);
+void require_float(const Tensor& t, const char* op, const char* operand);  // f16 or f32
+// x viewed as [rows, channels]: its last dimension must be `channels`.
+std::int64_t rows_of(const Tensor& x, std::int64_t channels, const char* op, const char* operand);
+
+}  // namespace pfc

@@ -1,0 +1,189 @@
+#include "comm/mpi_comm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "comm/mpi_check.h"
+#include "core/error.h"
+
+namespace pfc {
+namespace {
+
+// The MPI type of one element. f16 travels as raw 16-bit words: MPI has no half type, and
+// moving bytes is all that gathers and broadcasts do.
+MPI_Datatype element_type(DType t, const char* op, bool reducing) {
+  switch (t) {
+    case DType::f16:
+      PFC_CHECK(!reducing, "MpiComm::{}: f16 cannot be reduced on the host (MPI has no half "
+                "type); reduce f32", op);
+      return MPI_UINT16_T;
+    case DType::f32: return MPI_FLOAT;
+    case DType::f64: return MPI_DOUBLE;
+    case DType::i32: return MPI_INT32_T;
+    case DType::i64: return MPI_INT64_T;
+    case DType::u8: return MPI_UINT8_T;
+  }
+  throw Error(fmt::format("MpiComm::{}: unknown element type", op));
+}
+
+MPI_Op reduce_op(ReduceOp op) { return op == ReduceOp::sum ? MPI_SUM : MPI_MAX; }
+
+void check_host(const Tensor& t, const char* op, const char* operand) {
+  PFC_CHECK(t.defined(), "MpiComm::{}: {} is an undefined tensor", op, operand);
+  PFC_CHECK(t.device() == DeviceKind::cpu,
+            "MpiComm::{}: {} {} is not a host tensor (device buffers go through NcclComm)", op,
+            operand, t.describe());
+}
+
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  const auto* pa = static_cast<const char*>(a);
+  const auto* pb = static_cast<const char*>(b);
+  return a_bytes > 0 && b_bytes > 0 && pa < pb + b_bytes && pb < pa + a_bytes;
+}
+
+// Calls f(offset, count) over [0, n) in pieces of at most max_count elements.
+template <class F>
+void in_pieces(std::int64_t n, std::int64_t max_count, F&& f) {
+  for (std::int64_t offset = 0; offset < n; offset += max_count)
+    f(offset, static_cast<int>(std::min(max_count, n - offset)));
+}
+
+}  // namespace
+
+MpiComm::MpiComm(MPI_Comm base, std::int64_t max_count) : max_count_(max_count) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  PFC_CHECK(initialized, "MpiComm needs MPI to be initialised (MPI_Init) first");
+  PFC_CHECK(max_count >= 1 && max_count <= INT_MAX, "MpiComm: max_count {} is outside [1, {}]",
+            max_count, INT_MAX);
+  PFC_CHECK_MPI(MPI_Comm_dup(base, &comm_));
+  try {
+    PFC_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+    PFC_CHECK_MPI(MPI_Comm_rank(comm_, &rank_));
+    PFC_CHECK_MPI(MPI_Comm_size(comm_, &world_size_));
+    // The rank among the processes that share this node's memory picks the GPU; MPI knows
+    // it under any launcher (mpiexec, srun --mpi=pmix), so no launcher variables are read.
+    MPI_Comm node = MPI_COMM_NULL;
+    PFC_CHECK_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node));
+    const int rc = MPI_Comm_rank(node, &local_rank_);
+    MPI_Comm_free(&node);
+    PFC_CHECK_MPI(rc);
+  } catch (...) {
+    MPI_Comm_free(&comm_);
+    throw;
+  }
+}
+
+MpiComm::~MpiComm() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void MpiComm::all_gather(const Tensor& send, Tensor& recv) {
+  const char* op = "all_gather";
+  check_host(send, op, "send");
+  check_host(recv, op, "recv");
+  check_dtype(recv, send.dtype(), op, "recv");
+  const std::int64_t n = send.numel();
+  PFC_CHECK(recv.numel() == world_size_ * n,
+            "MpiComm::all_gather: recv {} must hold {} ranks x send {}", recv.describe(),
+            world_size_, send.describe());
+  if (send.rank() >= 1 && recv.rank() == send.rank()) {
+    Shape expected = send.shape();
+    expected[0] *= world_size_;
+    check_shape(recv, expected, op, "recv");
+  }
+  if (n == 0) return;
+  const MPI_Datatype type = element_type(send.dtype(), op, false);
+  const std::size_t block = send.bytes();
+  char* out = static_cast<char*>(recv.raw());
+  char* own = out + static_cast<std::size_t>(rank_) * block;
+  // send may already be this rank's block of recv (gather in place); any other overlap
+  // would be overwritten while being read.
+  const bool in_place = send.raw() == own;
+  PFC_CHECK(in_place || !overlap(send.raw(), block, out, recv.bytes()),
+            "MpiComm::all_gather: send overlaps recv other than as this rank's block");
+  if (n <= max_count_) {
+    PFC_CHECK_MPI(MPI_Allgather(in_place ? MPI_IN_PLACE : send.raw(), static_cast<int>(n), type,
+                                out, static_cast<int>(n), type, comm_));
+    return;
+  }
+  if (!in_place) std::memcpy(own, send.raw(), block);
+  const std::size_t esize = dtype_size(send.dtype());
+  for (int root = 0; root < world_size_; ++root) {
+    char* base = out + static_cast<std::size_t>(root) * block;
+    in_pieces(n, max_count_, [&](std::int64_t offset, int count) {
+      PFC_CHECK_MPI(MPI_Bcast(base + static_cast<std::size_t>(offset) * esize, count, type, root,
+                              comm_));
+    });
+  }
+}
+
+void MpiComm::all_reduce(Tensor& x, ReduceOp op) {
+  check_host(x, "all_reduce", "x");
+  const MPI_Datatype type = element_type(x.dtype(), "all_reduce", true);
+  const std::size_t esize = dtype_size(x.dtype());
+  char* p = static_cast<char*>(x.raw());
+  in_pieces(x.numel(), max_count_, [&](std::int64_t offset, int count) {
+    PFC_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, p + static_cast<std::size_t>(offset) * esize, count,
+                                type, reduce_op(op), comm_));
+  });
+}
+
+void MpiComm::reduce_scatter(const Tensor& send, Tensor& recv, ReduceOp op) {
+  const char* name = "reduce_scatter";
+  check_host(send, name, "send");
+  check_host(recv, name, "recv");
+  check_dtype(recv, send.dtype(), name, "recv");
+  const std::int64_t n = recv.numel();
+  PFC_CHECK(send.numel() == world_size_ * n,
+            "MpiComm::reduce_scatter: send {} must hold {} ranks x recv {}", send.describe(),
+            world_size_, recv.describe());
+  PFC_CHECK(!overlap(send.raw(), send.bytes(), recv.raw(), recv.bytes()),
+            "MpiComm::reduce_scatter: send and recv overlap");
+  if (n == 0) return;
+  const MPI_Datatype type = element_type(send.dtype(), name, true);
+  if (n <= max_count_) {
+    PFC_CHECK_MPI(MPI_Reduce_scatter_block(send.raw(), recv.raw(), static_cast<int>(n), type,
+                                           reduce_op(op), comm_));
+    return;
+  }
+  // Too large for one call: reduce each rank's block onto it, piece by piece.
+  const std::size_t esize = dtype_size(send.dtype());
+  const auto* in = static_cast<const char*>(send.raw());
+  auto* out = static_cast<char*>(recv.raw());
+  for (int root = 0; root < world_size_; ++root) {
+    const char* block = in + static_cast<std::size_t>(root) * recv.bytes();
+    in_pieces(n, max_count_, [&](std::int64_t offset, int count) {
+      const std::size_t at = static_cast<std::size_t>(offset) * esize;
+      PFC_CHECK_MPI(MPI_Reduce(block + at, root == rank_ ? out + at : nullptr, count, type,
+                               reduce_op(op), root, comm_));
+    });
+  }
+}
+
+void MpiComm::broadcast(Tensor& x, int root) {
+  check_host(x, "broadcast", "x");
+  PFC_CHECK(root >= 0 && root < world_size_, "MpiComm::broadcast: root {} is outside [0, {})",
+            root, world_size_);
+  const MPI_Datatype type = element_type(x.dtype(), "broadcast", false);
+  const std::size_t esize = dtype_size(x.dtype());
+  char* p = static_cast<char*>(x.raw());
+  in_pieces(x.numel(), max_count_, [&](std::int64_t offset, int count) {
+    PFC_CHECK_MPI(MPI_Bcast(p + static_cast<std::size_t>(offset) * esize, count, type, root,
+                            comm_));
+  });
+}
+
+void MpiComm::barrier() { PFC_CHECK_MPI(MPI_Barrier(comm_)); }
+
+double MpiComm::all_reduce_scalar(double value, ReduceOp op) {
+  double result = 0.0;
+  PFC_CHECK_MPI(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, reduce_op(op), comm_));
+  return result;
+}
+
+std::unique_ptr<Comm> make_mpi_comm() { return std::make_unique<MpiComm>(MPI_COMM_WORLD); }
+
+}  // namespace pfc

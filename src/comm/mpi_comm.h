@@ -1,0 +1,53 @@
+// MpiComm: the Comm interface over MPI on host tensors. It works on a private duplicate of the
+// communicator it is given (MPI_COMM_WORLD by default), so its collectives never match other
+// traffic, and errors on it come back as codes that PFC_CHECK_MPI turns into pfc::Error.
+// Element types: f32, f64, i32, i64, u8 everywhere; f16 only where nothing is added
+// (all_gather, broadcast), as raw 2-byte words.
+#pragma once
+
+#include <mpi.h>
+
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "comm/comm.h"
+
+namespace pfc {
+
+class MpiComm final : public Comm {
+ public:
+  // max_count: the most elements one MPI call moves; larger buffers go in pieces (MPI counts
+  // are int). Tests lower it to exercise the piecewise path.
+  explicit MpiComm(MPI_Comm base = MPI_COMM_WORLD, std::int64_t max_count = INT_MAX);
+  ~MpiComm() override;
+  MpiComm(const MpiComm&) = delete;
+  MpiComm& operator=(const MpiComm&) = delete;
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_size_; }
+  int local_rank() const override { return local_rank_; }
+  std::string name() const override { return "mpi"; }
+
+  void all_gather(const Tensor& send, Tensor& recv) override;
+  void all_reduce(Tensor& x, ReduceOp op) override;
+  void reduce_scatter(const Tensor& send, Tensor& recv, ReduceOp op) override;
+  void broadcast(Tensor& x, int root) override;
+  void barrier() override;
+  double all_reduce_scalar(double value, ReduceOp op) override;
+
+  MPI_Comm handle() const { return comm_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::int64_t max_count_;
+  int rank_ = 0;
+  int world_size_ = 1;
+  int local_rank_ = 0;
+};
+
+// An MpiComm over MPI_COMM_WORLD (MPI must be initialised).
+std::unique_ptr<Comm> make_mpi_comm();
+
+}  // namespace pfc

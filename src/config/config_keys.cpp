@@ -1,0 +1,184 @@
+#include "config/config_keys.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace pfc {
+
+namespace {
+
+constexpr ConfigBound at_least(double v) { return {v, true}; }
+constexpr ConfigBound above(double v) { return {v, false}; }
+constexpr ConfigBound below(double v) { return {v, false}; }
+constexpr ConfigBound at_most(double v) { return {v, true}; }
+
+const ConfigKey kKeys[] = {
+    // ---- arcface_torch's keys ---------------------------------------------------------------
+    {"network", &Config::network,
+     "backbone: iresnet depth, or \"custom\" for the depths in `layers`",
+     {.choices = "r18|r34|r50|r100|r200|custom"}},
+    {"embedding_size", &Config::embedding_size, "length of the face embedding",
+     {.min = at_least(1)}},
+    {"sample_rate", &Config::sample_rate,
+     "fraction of each rank's class centres used per step; 1.0 uses all of them",
+     {.min = above(0), .max = at_most(1)}},
+    {"fp16", &Config::fp16, "train in mixed precision with a dynamic loss scale"},
+    {"batch_size", &Config::batch_size, "images per rank per step", {.min = at_least(1)}},
+    {"lr", &Config::lr, "base learning rate for a global batch of 512; the run scales it by global batch / 512",
+     {.min = above(0)}},
+    {"momentum", &Config::momentum, "SGD momentum", {.min = at_least(0), .max = below(1)}},
+    {"weight_decay", &Config::weight_decay, "SGD weight decay", {.min = at_least(0)}},
+    {"margin_list", &Config::margin_list,
+     "(m1, m2, m3): (1.0, 0.5, 0.0) is ArcFace cos(t + m2), (1.0, 0.0, 0.4) CosFace cos - m3",
+     {.min = at_least(0), .length = 3}},
+    {"num_classes", &Config::num_classes, "number of identities", {.min = at_least(1)}},
+    {"num_image", &Config::num_image, "images per epoch", {.min = at_least(1)}},
+    {"num_epoch", &Config::num_epoch, "epochs to train", {.min = at_least(1)}},
+    {"warmup_epoch", &Config::warmup_epoch, "epochs of linear learning-rate warm-up",
+     {.min = at_least(0)}},
+    {"rec", &Config::rec,
+     "training data: \"synthetic\", or a folder holding train.rec and train.idx",
+     {.non_empty = true}},
+    {"output", &Config::output, "folder for metrics.h5, logs and checkpoints",
+     {.non_empty = true}},
+    {"seed", &Config::seed, "seed of every random stream: initial weights, class sampling, synthetic data",
+     {.min = at_least(0)}},
+    {"frequent", &Config::frequent, "log speed, loss and learning rate every this many steps",
+     {.min = at_least(1)}},
+    // ---- ours --------------------------------------------------------------------------------
+    {"method", &Config::method,
+     "classifier: dp (whole on every rank), mp (split by class), pfc (split and sampled)",
+     {.choices = "dp|mp|pfc"}},
+    {"device", &Config::device, "where to compute", {.choices = "cpu|cuda"}},
+    {"layers", &Config::layers, "blocks in each of the four stages when network = \"custom\"",
+     {.min = at_least(1)}},
+    {"widths", &Config::widths, "channels of the four stages", {.min = at_least(1), .length = 4}},
+    {"image_size", &Config::image_size,
+     "height and width of the input images, a multiple of 16 (four stride-2 stages)",
+     {.min = at_least(16)}},
+    {"scale_s", &Config::scale_s, "logit scale s", {.min = above(0)}},
+    {"lr_schedule", &Config::lr_schedule,
+     "step: x0.1 at each of decay_epoch (the seed); polynomial: arcface_torch's decay to 0",
+     {.choices = "step|polynomial"}},
+    {"decay_epoch", &Config::decay_epoch,
+     "epochs at which the step schedule divides the learning rate by 10, ascending",
+     {.min = at_least(0)}},
+    {"clip_grad_norm", &Config::clip_grad_norm,
+     "the backbone gradient is clipped to this global L2 norm", {.min = above(0)}},
+    {"steps", &Config::steps, "stop after this many steps; 0 runs every epoch",
+     {.min = at_least(0)}},
+    {"synthetic_labels", &Config::synthetic_labels,
+     "labels of synthetic data: constant (all 1, as the seed) or uniform over the classes",
+     {.choices = "constant|uniform"}},
+    {"checkpoint_every", &Config::checkpoint_every,
+     "write a checkpoint every this many steps; 0 writes one only at the end", {.min = at_least(0)}},
+    {"keep_checkpoints", &Config::keep_checkpoints, "how many recent checkpoints to keep",
+     {.min = at_least(1)}},
+    {"resume", &Config::resume, "continue from the latest checkpoint in `output`"},
+    {"data_workers", &Config::data_workers, "threads decoding images on each rank",
+     {.min = at_least(1)}},
+    {"emulate_world_size", &Config::emulate_world_size,
+     "when > 0, one process plays one rank of a world of this size; 0 uses the real world",
+     {.min = at_least(0)}},
+    {"emulate_rank", &Config::emulate_rank, "the rank played when emulating",
+     {.min = at_least(0)}},
+    {"emulate_bandwidth_gbps", &Config::emulate_bandwidth_gbps,
+     "per-GPU bus bandwidth of the modelled network, GB/s", {.min = above(0)}},
+    {"emulate_latency_us", &Config::emulate_latency_us,
+     "latency of one modelled collective, microseconds", {.min = at_least(0)}},
+};
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+std::string format_bound(double v) { return fmt::format("{}", v); }
+
+}  // namespace
+
+std::span<const ConfigKey> config_keys() { return kKeys; }
+
+const ConfigKey* find_config_key(std::string_view name) {
+  for (const ConfigKey& key : kKeys)
+    if (key.name == name) return &key;
+  return nullptr;
+}
+
+std::string_view nearest_config_key(std::string_view name) {
+  std::string_view best;
+  std::size_t best_distance = 0;
+  for (const ConfigKey& key : kKeys) {
+    const std::size_t d = edit_distance(name, key.name);
+    if (best.empty() || d < best_distance) {
+      best = key.name;
+      best_distance = d;
+    }
+  }
+  // Close enough to be a typo: a third of the name, and at least two edits.
+  const std::size_t tolerance = std::max<std::size_t>(2, name.size() / 3);
+  if (best_distance <= tolerance) return best;
+  // Or the start of a longer name ("margin" for margin_list).
+  if (name.size() >= 4)
+    for (const ConfigKey& key : kKeys)
+      if (key.name.starts_with(name)) return key.name;
+  return {};
+}
+
+std::string describe_type(const ConfigKey& key) {
+  struct Namer {
+    std::string operator()(bool Config::*) const { return "a boolean"; }
+    std::string operator()(std::int64_t Config::*) const { return "an integer"; }
+    std::string operator()(double Config::*) const { return "a number"; }
+    std::string operator()(std::string Config::*) const { return "a string"; }
+    std::string operator()(std::vector<std::int64_t> Config::*) const {
+      return "an array of integers";
+    }
+    std::string operator()(std::vector<double> Config::*) const { return "an array of numbers"; }
+    std::string operator()(std::array<double, 3> Config::*) const {
+      return "an array of 3 numbers";
+    }
+  };
+  return std::visit(Namer{}, key.field);
+}
+
+std::string describe_range(const ConfigLimits& l) {
+  if (l.min && l.max)
+    return fmt::format("in {}{}, {}{}", l.min->inclusive ? '[' : '(', format_bound(l.min->value),
+                       format_bound(l.max->value), l.max->inclusive ? ']' : ')');
+  if (l.min) return fmt::format("{} {}", l.min->inclusive ? ">=" : ">", format_bound(l.min->value));
+  if (l.max) return fmt::format("{} {}", l.max->inclusive ? "<=" : "<", format_bound(l.max->value));
+  return "";
+}
+
+bool is_array_key(const ConfigKey& key) {
+  return std::holds_alternative<std::vector<std::int64_t> Config::*>(key.field) ||
+         std::holds_alternative<std::vector<double> Config::*>(key.field) ||
+         std::holds_alternative<std::array<double, 3> Config::*>(key.field);
+}
+
+std::string describe_limits(const ConfigKey& key) {
+  const ConfigLimits& l = key.limits;
+  std::vector<std::string> parts;
+  if (!l.choices.empty()) parts.push_back(fmt::format("one of {}", l.choices));
+  if (l.non_empty) parts.push_back("not empty");
+  if (l.length != 0) parts.push_back(fmt::format("exactly {} elements", l.length));
+  const std::string range = describe_range(l);
+  if (!range.empty()) parts.push_back(is_array_key(key) ? "each " + range : range);
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace pfc

@@ -1,0 +1,160 @@
+#include "config/load_config.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/assign_config_value.h"
+#include "config/config_keys.h"
+#include "config/format_config_value.h"
+#include "config/validate_config.h"
+#include "core/error.h"
+
+namespace pfc {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r\n");
+  return s.substr(first, last - first + 1);
+}
+
+const ConfigKey& known_key(std::string_view name, std::string_view where) {
+  if (const ConfigKey* key = find_config_key(name)) return *key;
+  const std::string_view nearest = nearest_config_key(name);
+  if (!nearest.empty())
+    throw UsageError(
+        fmt::format("unknown key '{}' in {}; did you mean '{}'?", name, where, nearest));
+  std::vector<std::string_view> names;
+  for (const ConfigKey& key : config_keys()) names.push_back(key.name);
+  throw UsageError(fmt::format("unknown key '{}' in {}; the keys are: {}", name, where,
+                               fmt::join(names, ", ")));
+}
+
+// A text split at kOverridesMarker: the TOML part and the override lines after it.
+struct SourceParts {
+  std::string_view toml;
+  std::vector<std::string> overrides;
+};
+
+SourceParts split_source(std::string_view text) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    if (trim(text.substr(start, end - start)) == kOverridesMarker) {
+      SourceParts parts{text.substr(0, start), {}};
+      std::istringstream rest{std::string(text.substr(end))};
+      for (std::string line; std::getline(rest, line);) {
+        const std::string_view t = trim(line);
+        if (!t.empty() && t.front() != '#') parts.overrides.emplace_back(t);
+      }
+      return parts;
+    }
+    start = end + 1;
+  }
+  return {text, {}};
+}
+
+toml::table parse_toml(std::string_view text, const std::string& origin) {
+  try {
+    return toml::parse(text, std::string_view(origin));
+  } catch (const toml::parse_error& e) {
+    throw UsageError(fmt::format("TOML syntax error in {}:{}:{}: {}", origin,
+                                 e.source().begin.line, e.source().begin.column,
+                                 e.description()));
+  }
+}
+
+// Sets the keys of a parsed file, in the order they appear in it.
+void apply_file(Config& cfg, ConfigOrigins& origins, const toml::table& table,
+                const std::string& origin) {
+  std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+  for (const auto& [k, node] : table) entries.emplace_back(&k, &node);
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return a.first->source().begin.line < b.first->source().begin.line;
+  });
+  for (const auto& [k, node] : entries) {
+    const std::string where = fmt::format("{}:{}", origin, k->source().begin.line);
+    const ConfigKey& key = known_key(k->str(), where);
+    assign_config_value(cfg, key, *node, where);
+    origins[std::string(key.name)] = where;
+  }
+}
+
+// The value of an override as TOML. Text that is not a TOML value stays text, so that
+// `method=mp` sets a string and `lr=fast` is reported as `string "fast"`; a string key takes
+// its text as is unless it is a quoted TOML string.
+toml::table override_value(const ConfigKey& key, std::string_view text) {
+  const bool is_string_key = std::holds_alternative<std::string Config::*>(key.field);
+  try {
+    toml::table parsed = toml::parse(fmt::format("v = {}", text));
+    if (parsed.size() == 1 && parsed.contains("v") && (!is_string_key || parsed["v"].is_string()))
+      return parsed;
+  } catch (const toml::parse_error&) {
+    // Not a TOML value: taken as text below.
+  }
+  return toml::table{{"v", std::string(text)}};
+}
+
+// Applies one "key=value" override and returns it as a normalised `key = value` line.
+std::string apply_override(Config& cfg, ConfigOrigins& origins, std::string_view text) {
+  const std::size_t eq = text.find('=');
+  const std::string_view name = trim(text.substr(0, eq));
+  if (eq == std::string_view::npos || name.empty())
+    throw UsageError(fmt::format("malformed --set '{}': expected key=value (e.g. --set lr=0.2)",
+                                 text));
+  const std::string where = fmt::format("--set {}", text);
+  const ConfigKey& key = known_key(name, where);
+  const toml::table value = override_value(key, trim(text.substr(eq + 1)));
+  assign_config_value(cfg, key, *value.get("v"), where);
+  origins[std::string(key.name)] = where;
+  return fmt::format("{} = {}", key.name, format_config_value(cfg, key));
+}
+
+}  // namespace
+
+Config parse_config(std::string_view toml_text, const std::string& origin,
+                    const std::vector<std::string>& overrides) {
+  const SourceParts parts = split_source(toml_text);
+  Config cfg;
+  ConfigOrigins origins;
+  apply_file(cfg, origins, parse_toml(parts.toml, origin), origin);
+
+  std::string source(parts.toml);
+  if (!source.empty() && source.back() != '\n') source += '\n';
+  std::vector<std::string> lines;
+  for (const std::string& text : parts.overrides)
+    lines.push_back(apply_override(cfg, origins, text));
+  for (const std::string& text : overrides) lines.push_back(apply_override(cfg, origins, text));
+  if (!lines.empty()) source += fmt::format("{}\n{}\n", kOverridesMarker, fmt::join(lines, "\n"));
+  cfg.source_text = std::move(source);
+
+  validate_config(cfg, origins);
+  return cfg;
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw UsageError(fmt::format("config file '{}' does not exist", path));
+  if (fs::is_directory(path, ec))
+    throw UsageError(fmt::format("config file '{}' is a directory, not a TOML file", path));
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || in.bad())
+    throw UsageError(fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
+  return parse_config(text.str(), path, overrides);
+}
+
+}  // namespace pfc

@@ -1,0 +1,66 @@
+// What a checkpoint holds, as host tensors. Written collectively by checkpoint_writer.h, read
+// back on any number of ranks by checkpoint_reader.h; checkpoint_layout.h says where.
+//
+// On disk, output/<run>/ckpt/step_NNNNNNN/ (NNNNNNN: the step, 7 digits or more):
+//   shard_RRRRR.h5  one per rank that wrote it: /weight and /momentum [num_local, emb] f32,
+//                   attributes class_start, num_local, num_classes, rank, world_size
+//   model.h5        /backbone/parameters/NAME, /backbone/momentum/NAME, /backbone/buffers/NAME:
+//                   f32 in PyTorch layout, arcface_torch state_dict names; each group's
+//                   attribute `names` lists them in order, one per line
+//                   /state: attributes step, epoch, data_epoch, data_samples_in_epoch,
+//                   loss_scale, loss_scale_clean_steps, lr_step, seed, world_size, method,
+//                   sample_rate, num_classes, embedding_size, config (TOML)
+//                   /pfc/weight, /pfc/momentum: virtual datasets [num_classes, emb] f32 over
+//                   the shard files (relative names: the folder can move); /pfc attributes
+//                   num_classes, embedding_size, class_start and num_local (one per shard)
+//   latest (beside the step folders): the name of the newest complete checkpoint
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "data/data_source.h"
+
+namespace pfc {
+
+// A tensor under its arcface_torch state_dict name, f32, PyTorch layout, on the host.
+struct NamedTensor {
+  std::string name;
+  Tensor value;
+};
+
+struct TrainingState {
+  std::int64_t step = 0;   // optimizer steps completed
+  std::int64_t epoch = 0;
+  DataPosition data;       // where the data stream continues
+  double loss_scale = 1.0;
+  std::int64_t loss_scale_clean_steps = 0;
+  std::int64_t lr_step = 0;
+  std::int64_t seed = 0;
+  std::int64_t world_size = 0;  // of the run that saved it; set by the writer
+  std::string method;
+  double sample_rate = 1.0;
+  std::int64_t num_classes = 0;
+  std::int64_t embedding_size = 0;
+  std::string config_toml;
+};
+
+// Rows [class_start, class_start + num_local) of the class centres and their momentum. DP
+// holds every row on every rank; it saves the rows of the MP layout of its rank.
+struct ClassShard {
+  std::int64_t class_start = 0;
+  Tensor weight;    // f32 [num_local, embedding_size], host
+  Tensor momentum;  // f32 [num_local, embedding_size], host
+};
+
+struct Checkpoint {
+  std::vector<NamedTensor> parameters;  // the backbone (written from rank 0)
+  std::vector<NamedTensor> momentum;    // SGD momentum of the trained parameters
+  std::vector<NamedTensor> buffers;     // batch-norm running statistics
+  ClassShard shard;                     // this rank's
+  TrainingState state;
+};
+
+}  // namespace pfc

@@ -1,0 +1,39 @@
+// Where checkpoints live and which ones count. A checkpoint is complete once its folder has
+// its final name (step_NNNNNNN, renamed from step_NNNNNNN.tmp after every file was written);
+// the one to resume from is the one `latest` names, never a newer folder it does not name.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pfc {
+
+struct CheckpointInfo {
+  std::int64_t step = 0;
+  std::filesystem::path path;  // the step folder
+};
+
+inline constexpr const char* kModelFile = "model.h5";
+// model.h5's root attribute `format`.
+inline constexpr std::string_view kCheckpointFormat = "pfc checkpoint 1";
+
+// output/<run>/ckpt
+std::filesystem::path checkpoint_root(const std::string& output_dir);
+// step_0000042
+std::string checkpoint_folder_name(std::int64_t step);
+// shard_00003.h5
+std::string shard_file_name(int rank);
+// The step of a folder named step_NNNNNNN (nothing for any other name, .tmp ones included).
+std::optional<std::int64_t> checkpoint_folder_step(const std::string& name);
+
+// The checkpoint `latest` names, or nothing when there is no `latest`. Throws pfc::Error when
+// `latest` is unreadable or names a folder that is missing or lacks model.h5.
+std::optional<CheckpointInfo> latest_checkpoint(const std::filesystem::path& root);
+// Every complete checkpoint folder under root (holding model.h5), oldest first.
+std::vector<CheckpointInfo> list_checkpoints(const std::filesystem::path& root);
+
+}  // namespace pfc

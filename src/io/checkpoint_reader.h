@@ -1,0 +1,29 @@
+// Reads a checkpoint on any number of ranks: the backbone, optimizer and training state from
+// model.h5, and any range of class rows through its virtual datasets, so a run saved on W
+// ranks resumes on W' ranks. Each rank reads on its own (no collective); nothing is written.
+// A missing or damaged file is a pfc::Error naming it; a checkpoint whose classes or
+// embedding size differ from the config is a pfc::UsageError naming both values.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "io/checkpoint.h"
+
+namespace pfc {
+
+struct CheckpointRequest {
+  std::int64_t num_classes = 0;     // the config's; the checkpoint must have the same
+  std::int64_t embedding_size = 0;  // likewise
+  std::int64_t class_start = 0;     // the class rows this rank holds in the resumed run
+  std::int64_t num_local = 0;
+};
+
+// `folder` is a step folder (latest_checkpoint(root)->path).
+Checkpoint read_checkpoint(const std::filesystem::path& folder, const CheckpointRequest& request);
+
+// The whole [num_classes, emb] matrix of "weight" or "momentum" (tools and tests).
+Tensor read_class_matrix(const std::filesystem::path& folder, const std::string& which);
+
+}  // namespace pfc

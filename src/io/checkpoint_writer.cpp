@@ -1,0 +1,240 @@
+#include "io/checkpoint_writer.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <exception>
+#include <set>
+
+#include "io/checkpoint_shard.h"
+#include "io/durable_file.h"
+#include "io/hdf5.h"
+#include "io/hdf5_row_datasets.h"
+
+namespace pfc {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs this rank's part of a phase, then every rank learns whether all parts succeeded, so
+// that no rank goes on to wait in the next phase for a peer that gave up.
+template <class Part>
+void run_phase(Comm& comm, const std::string& checkpoint, const char* what, Part&& part) {
+  std::string error;
+  try {
+    part();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const bool any_failed =
+      comm.all_reduce_scalar(error.empty() ? 0.0 : 1.0, ReduceOp::max) > 0.0;
+  if (!error.empty())
+    throw Error(fmt::format("checkpoint {}: cannot {}: {}", checkpoint, what, error));
+  if (any_failed)
+    throw Error(fmt::format("checkpoint {}: another rank could not {} (see its message)",
+                            checkpoint, what));
+}
+
+void check_host_f32(const Tensor& t, const std::string& what) {
+  PFC_CHECK(t.defined() && t.device() == DeviceKind::cpu && t.dtype() == DType::f32,
+            "{} must be a host f32 tensor, not {}", what,
+            t.defined() ? t.describe() : "undefined");
+}
+
+void write_named(hid_t file, const std::string& group, const std::vector<NamedTensor>& tensors) {
+  h5::require_group(file, group);
+  std::set<std::string> seen;
+  std::string names;
+  for (const NamedTensor& t : tensors) {
+    PFC_CHECK(!t.name.empty() && t.name.find('/') == std::string::npos &&
+                  t.name.find('\n') == std::string::npos && seen.insert(t.name).second,
+              "{}: tensor name '{}' is empty, repeated or holds '/' or a newline", group,
+              t.name);
+    check_host_f32(t.value, fmt::format("{}/{}", group, t.name));
+    h5::write_tensor(file, group + "/" + t.name, t.value);
+    names += t.name + "\n";
+  }
+  h5::write_attribute(file, group, "names", names);
+}
+
+void write_shard(const fs::path& path, const Checkpoint& checkpoint, int rank, int world_size) {
+  const ClassShard& shard = checkpoint.shard;
+  const TrainingState& state = checkpoint.state;
+  check_host_f32(shard.weight, "shard weight");
+  check_host_f32(shard.momentum, "shard momentum");
+  const std::int64_t rows = shard.weight.rank() == 2 ? shard.weight.dim(0) : -1;
+  PFC_CHECK(rows >= 0 && shard.weight.dim(1) == state.embedding_size &&
+                shard.momentum.shape() == shard.weight.shape(),
+            "shard weight {} and momentum {} must both be [rows, embedding_size = {}]",
+            shard.weight.describe(), shard.momentum.describe(), state.embedding_size);
+  PFC_CHECK(shard.class_start >= 0 && shard.class_start + rows <= state.num_classes,
+            "shard rows [{}, {}) are outside the {} classes", shard.class_start,
+            shard.class_start + rows, state.num_classes);
+  {
+    h5::File file(path.string(), h5::Mode::create_truncate);
+    h5::write_tensor(file.id(), "/weight", shard.weight);
+    h5::write_tensor(file.id(), "/momentum", shard.momentum);
+    h5::write_attribute(file.id(), "/", "class_start", shard.class_start);
+    h5::write_attribute(file.id(), "/", "num_local", rows);
+    h5::write_attribute(file.id(), "/", "num_classes", state.num_classes);
+    h5::write_attribute(file.id(), "/", "rank", std::int64_t{rank});
+    h5::write_attribute(file.id(), "/", "world_size", std::int64_t{world_size});
+  }
+  sync_path(path);
+}
+
+void write_state(hid_t file, const TrainingState& state, int world_size) {
+  const auto integer = [&](const char* name, std::int64_t value) {
+    h5::write_attribute(file, "/state", name, value);
+  };
+  h5::require_group(file, "/state");
+  integer("step", state.step);
+  integer("epoch", state.epoch);
+  integer("data_epoch", state.data.epoch);
+  integer("data_samples_in_epoch", state.data.samples_in_epoch);
+  h5::write_attribute(file, "/state", "loss_scale", state.loss_scale);
+  integer("loss_scale_clean_steps", state.loss_scale_clean_steps);
+  integer("lr_step", state.lr_step);
+  integer("seed", state.seed);
+  integer("world_size", world_size);
+  h5::write_attribute(file, "/state", "method", state.method);
+  h5::write_attribute(file, "/state", "sample_rate", state.sample_rate);
+  integer("num_classes", state.num_classes);
+  integer("embedding_size", state.embedding_size);
+  h5::write_attribute(file, "/state", "config", state.config_toml);
+}
+
+// The virtual [classes, emb] datasets over the shard files, after checking that the shards
+// cover every class exactly once.
+void write_class_views(hid_t file, const fs::path& folder, const TrainingState& state,
+                       int world_size) {
+  std::vector<ShardExtent> shards;
+  for (int r = 0; r < world_size; ++r)
+    shards.push_back(read_shard_extent(folder / shard_file_name(r), state.embedding_size));
+  std::vector<ShardExtent> ordered = shards;
+  std::sort(ordered.begin(), ordered.end(), [](const ShardExtent& a, const ShardExtent& b) {
+    return a.class_start < b.class_start;
+  });
+  std::int64_t next = 0;
+  for (const ShardExtent& s : ordered) {
+    PFC_CHECK(s.class_start == next, "the shards do not tile the classes: class {} is {}", next,
+              s.class_start > next ? "in no shard" : "in two shards");
+    next += s.num_local;
+  }
+  PFC_CHECK(next == state.num_classes, "the shards hold {} classes, not {}", next,
+            state.num_classes);
+
+  std::vector<std::int64_t> starts, counts;
+  for (const char* dataset : {"weight", "momentum"}) {
+    std::vector<h5::RowSource> sources;
+    for (int r = 0; r < world_size; ++r)
+      sources.push_back({shard_file_name(r), fmt::format("/{}", dataset),
+                         shards[static_cast<std::size_t>(r)].class_start,
+                         shards[static_cast<std::size_t>(r)].num_local});
+    h5::create_virtual_rows(file, fmt::format("/pfc/{}", dataset), DType::f32,
+                            state.num_classes, state.embedding_size, sources);
+  }
+  for (const ShardExtent& s : shards) {
+    starts.push_back(s.class_start);
+    counts.push_back(s.num_local);
+  }
+  h5::write_attribute(file, "/pfc", "num_classes", state.num_classes);
+  h5::write_attribute(file, "/pfc", "embedding_size", state.embedding_size);
+  h5::write_attribute(file, "/pfc", "class_start", starts);
+  h5::write_attribute(file, "/pfc", "num_local", counts);
+}
+
+void write_model(const fs::path& folder, const Checkpoint& checkpoint, int world_size) {
+  const fs::path path = folder / kModelFile;
+  {
+    h5::File file(path.string(), h5::Mode::create_truncate);
+    h5::write_attribute(file.id(), "/", "format", std::string(kCheckpointFormat));
+    h5::write_attribute(file.id(), "/", "pfc_version", std::string(PFC_VERSION));
+    h5::write_attribute(file.id(), "/", "git_revision", std::string(PFC_GIT_REVISION));
+    write_named(file.id(), "/backbone/parameters", checkpoint.parameters);
+    write_named(file.id(), "/backbone/momentum", checkpoint.momentum);
+    write_named(file.id(), "/backbone/buffers", checkpoint.buffers);
+    write_state(file.id(), checkpoint.state, world_size);
+    write_class_views(file.id(), folder, checkpoint.state, world_size);
+  }
+  sync_path(path);
+  sync_path(folder);
+}
+
+// The step folder `latest` names now, if it can be read.
+std::optional<std::int64_t> current_latest_step(const fs::path& root) {
+  try {
+    const auto latest = latest_checkpoint(root);
+    if (latest) return latest->step;
+  } catch (const Error&) {
+    // A damaged `latest` protects nothing; the new checkpoint replaces it.
+  }
+  return {};
+}
+
+void remove_quietly(const fs::path& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  if (ec) spdlog::warn("cannot delete old checkpoint '{}': {}", path.string(), ec.message());
+}
+
+// Keeps the newest `keep` complete checkpoints up to `newest`; deletes the rest, leftover
+// .tmp folders, and folders of later steps (an abandoned run's future).
+void prune(const fs::path& root, std::int64_t newest, std::int64_t keep) {
+  std::vector<fs::path> folders;
+  for (const fs::directory_entry& entry : fs::directory_iterator(root))
+    if (entry.is_directory() && entry.path().filename().string().starts_with("step_"))
+      folders.push_back(entry.path());
+  std::vector<std::pair<std::int64_t, fs::path>> kept;
+  for (const fs::path& folder : folders) {
+    const auto step = checkpoint_folder_step(folder.filename().string());
+    if (!step || *step > newest)
+      remove_quietly(folder);
+    else
+      kept.emplace_back(*step, folder);
+  }
+  std::sort(kept.begin(), kept.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  const auto keep_count = static_cast<std::size_t>(std::max<std::int64_t>(keep, 1));
+  for (std::size_t i = keep_count; i < kept.size(); ++i) remove_quietly(kept[i].second);
+}
+
+}  // namespace
+
+CheckpointInfo write_checkpoint(Comm& comm, const fs::path& root, const Checkpoint& checkpoint,
+                                std::int64_t keep_checkpoints) {
+  const int rank = comm.rank();
+  const int world_size = comm.world_size();
+  const std::int64_t step = checkpoint.state.step;
+  const std::string name = checkpoint_folder_name(step);
+  const fs::path final_folder = root / name;
+  const fs::path staging = root / (name + ".tmp");
+  const std::string where = final_folder.string();
+
+  run_phase(comm, where, "prepare the folder", [&] {
+    if (rank != 0) return;
+    PFC_CHECK(current_latest_step(root) != step,
+              "'{}' is the checkpoint `latest` names; it is not overwritten", where);
+    fs::create_directories(root);
+    fs::remove_all(staging);
+    fs::create_directory(staging);
+    sync_path(root);
+  });
+  run_phase(comm, where, "write this rank's class centres", [&] {
+    write_shard(staging / shard_file_name(rank), checkpoint, rank, world_size);
+  });
+  run_phase(comm, where, "write model.h5 and make the checkpoint current", [&] {
+    if (rank != 0) return;
+    write_model(staging, checkpoint, world_size);
+    // A folder of this step that `latest` does not name is the remains of a crash.
+    if (fs::exists(final_folder)) fs::remove_all(final_folder);
+    rename_durably(staging, final_folder);
+    replace_file_atomically(root / "latest", name + "\n");
+    prune(root, step, keep_checkpoints);
+  });
+  return CheckpointInfo{step, final_folder};
+}
+
+}  // namespace pfc

@@ -1,0 +1,20 @@
+// Writes that survive a crash or a power cut at any moment: fsync of files and folders, and
+// replacing a small file so that readers see either the old or the new text, never a mix.
+// Checkpoints rely on this to keep `latest` pointing at a complete checkpoint.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace pfc {
+
+// fsync of a file, or of a folder (which makes its entries - creations, renames - durable).
+void sync_path(const std::filesystem::path& path);
+
+// Writes `text` to path + ".tmp", syncs it, renames it over `path` and syncs the folder.
+void replace_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+// Renames a file or folder and syncs the folder holding the new name.
+void rename_durably(const std::filesystem::path& from, const std::filesystem::path& to);
+
+}  // namespace pfc

@@ -1,0 +1,91 @@
+#include "io/golden_file.h"
+
+#include "core/counter_rng.h"
+
+namespace pfc {
+
+Tensor golden_fill(const std::string& name, const Shape& shape, double center, double scale) {
+  Tensor t = Tensor::host(shape, DType::f32);
+  float* v = t.data<float>();
+  const std::uint64_t h = fnv1a64(name);
+  for (std::int64_t i = 0; i < t.numel(); ++i) v[i] = golden_fill_value(h, i, center, scale);
+  return t;
+}
+
+GoldenFile::GoldenFile(const std::string& path) : file_(path, h5::Mode::read) {}
+
+GoldenNetwork GoldenFile::network(const std::string& group) const {
+  const hid_t f = file_.id();
+  PFC_CHECK(h5::exists(f, group), "golden file {} has no network group '{}'", file_.path(), group);
+  GoldenNetwork n;
+  n.group = group;
+  n.layers = h5::read_attribute_ints(f, group, "layers");
+  n.embedding_size = h5::read_attribute_int(f, group, "num_features");
+  n.batch = h5::read_attribute_int(f, group, "batch");
+  n.num_classes = h5::read_attribute_int(f, group, "num_classes");
+  n.image_size = h5::read_attribute_int(f, group, "image_size");
+  n.scale_s = h5::read_attribute_double(f, group, "scale_s");
+  return n;
+}
+
+GoldenCase GoldenFile::golden_case(const std::string& group, const std::string& name) const {
+  const hid_t f = file_.id();
+  const std::string path = group + "/" + name;
+  PFC_CHECK(h5::exists(f, path), "golden file {} has no case '{}'", file_.path(), path);
+  GoldenCase c;
+  c.name = name;
+  c.m1 = h5::read_attribute_double(f, path, "m1");
+  c.m2 = h5::read_attribute_double(f, path, "m2");
+  c.m3 = h5::read_attribute_double(f, path, "m3");
+  c.sample_rate = h5::read_attribute_double(f, path, "sample_rate");
+  c.loss = h5::read_attribute_double(f, path, "loss");
+  return c;
+}
+
+std::vector<std::string> GoldenFile::parameter_names(const std::string& group) const {
+  return h5::children(file_.id(), group + "/params");
+}
+
+Tensor GoldenFile::parameter(const std::string& group, const std::string& name) const {
+  const hid_t f = file_.id();
+  const std::string path = group + "/params/" + name;
+  const std::vector<std::int64_t> shape = h5::read_attribute_ints(f, path, "shape");
+  return golden_fill(name, Shape(shape.begin(), shape.end()),
+                     h5::read_attribute_double(f, path, "center"),
+                     h5::read_attribute_double(f, path, "scale"));
+}
+
+Tensor GoldenFile::class_centres(const GoldenNetwork& network) const {
+  return golden_fill("pfc.weight", {network.num_classes, network.embedding_size}, 0.0, 0.01);
+}
+
+Tensor GoldenFile::input(const std::string& group) const {
+  return h5::read_tensor(file_.id(), group + "/input", DType::f32);
+}
+
+Tensor GoldenFile::labels(const std::string& group) const {
+  return h5::read_tensor(file_.id(), group + "/labels", DType::i64);
+}
+
+std::optional<GoldenReference> GoldenFile::reference(const std::string& group,
+                                                     const std::string& case_name,
+                                                     const std::string& path) const {
+  const hid_t f = file_.id();
+  const std::string full = group + "/" + case_name + "/" + path;
+  const std::string sampled = full + ".sampled";
+  GoldenReference ref;
+  std::string found;
+  if (h5::exists(f, full)) {
+    found = full;
+  } else if (h5::exists(f, sampled)) {
+    found = sampled;
+    ref.stride = h5::read_attribute_int(f, sampled, "stride");
+  } else {
+    return std::nullopt;
+  }
+  ref.values = h5::read_tensor(f, found, DType::f32);
+  if (h5::has_attribute(f, found, "l2")) ref.l2 = h5::read_attribute_double(f, found, "l2");
+  return ref;
+}
+
+}  // namespace pfc

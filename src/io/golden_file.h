@@ -1,0 +1,70 @@
+// Reads the golden files written by arcface_torch (../shared/golden/README.md): a group per
+// network (`tiny`, `r50`) with its parameters given by the counter fill rule, inputs, labels,
+// and a subgroup per case with the reference outputs and gradients.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/hdf5.h"
+
+namespace pfc {
+
+struct GoldenNetwork {
+  std::string group;                  // "tiny"
+  std::vector<std::int64_t> layers;   // [2, 2, 2, 1]
+  std::int64_t embedding_size = 0;
+  std::int64_t batch = 0;
+  std::int64_t num_classes = 0;
+  std::int64_t image_size = 0;
+  double scale_s = 64.0;
+};
+
+struct GoldenCase {
+  std::string name;                   // "arcface_sr1"
+  double m1 = 1, m2 = 0.5, m3 = 0, sample_rate = 1, loss = 0;
+};
+
+// A reference gradient or statistic: either the whole tensor or every `stride`-th element of
+// it (flattened PyTorch layout), with the L2 norm of the whole tensor.
+struct GoldenReference {
+  Tensor values;                      // f32, host
+  std::int64_t stride = 1;            // 1: values is the whole tensor
+  double l2 = 0;                      // 0 when the file gives none
+};
+
+class GoldenFile {
+ public:
+  explicit GoldenFile(const std::string& path);
+
+  GoldenNetwork network(const std::string& group) const;
+  GoldenCase golden_case(const std::string& group, const std::string& name) const;
+  // Names of the trained parameters the file lists for a network.
+  std::vector<std::string> parameter_names(const std::string& group) const;
+  // A parameter's values by the fill rule, in PyTorch layout, as a host f32 tensor.
+  Tensor parameter(const std::string& group, const std::string& name) const;
+  // The class centres [num_classes, emb] by the fill rule.
+  Tensor class_centres(const GoldenNetwork& network) const;
+  Tensor input(const std::string& group) const;   // [batch, 3, s, s] f32 NCHW
+  Tensor labels(const std::string& group) const;  // [batch] i64
+
+  // `path` is relative to the case group, e.g. "grads/conv1.weight", "embeddings".
+  std::optional<GoldenReference> reference(const std::string& group, const std::string& case_name,
+                                           const std::string& path) const;
+  bool has(const std::string& path) const { return h5::exists(file_.id(), path); }
+  std::vector<std::string> list(const std::string& path) const {
+    return h5::children(file_.id(), path);
+  }
+  const std::string& path() const { return file_.path(); }
+  hid_t file_id() const { return file_.id(); }
+
+ private:
+  h5::File file_;
+};
+
+// The counter fill rule (golden README): values of tensor `name` with `center` and `scale`.
+Tensor golden_fill(const std::string& name, const Shape& shape, double center, double scale);
+
+}  // namespace pfc

@@ -1,0 +1,268 @@
+#include "io/hdf5.h"
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+namespace pfc::h5 {
+
+namespace {
+
+std::string object_name(hid_t loc) {
+  char buffer[1024] = {};
+  H5Iget_name(loc, buffer, sizeof buffer);
+  char file[1024] = {};
+  H5Fget_name(loc, file, sizeof file);
+  return fmt::format("{}:{}", file, buffer);
+}
+
+hid_t checked(hid_t id, hid_t loc, const std::string& what) {
+  if (id < 0) throw Error(fmt::format("HDF5: cannot {} (in {})", what, object_name(loc)));
+  return id;
+}
+
+void checked_status(herr_t status, hid_t loc, const std::string& what) {
+  if (status < 0) throw Error(fmt::format("HDF5: cannot {} (in {})", what, object_name(loc)));
+}
+
+Handle link_creation_with_parents() {
+  Handle plist(H5Pcreate(H5P_LINK_CREATE));
+  H5Pset_create_intermediate_group(plist.get(), 1);
+  return plist;
+}
+
+Handle open_attribute(hid_t loc, const std::string& object, const std::string& name) {
+  return Handle(checked(H5Aopen_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT,
+                                        H5P_DEFAULT),
+                        loc, fmt::format("read attribute '{}' of '{}'", name, object)));
+}
+
+Handle replace_attribute(hid_t loc, const std::string& object, const std::string& name,
+                         hid_t type, hid_t space) {
+  if (H5Aexists_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT) > 0)
+    H5Adelete_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT);
+  return Handle(checked(H5Acreate_by_name(loc, object.c_str(), name.c_str(), type, space,
+                                          H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                        loc, fmt::format("write attribute '{}' of '{}'", name, object)));
+}
+
+}  // namespace
+
+Handle& Handle::operator=(Handle&& other) noexcept {
+  if (this != &other) {
+    reset();
+    id_ = other.id_;
+    other.id_ = H5I_INVALID_HID;
+  }
+  return *this;
+}
+
+void Handle::reset() {
+  if (id_ < 0) return;
+  switch (H5Iget_type(id_)) {
+    case H5I_FILE: H5Fclose(id_); break;
+    case H5I_GROUP: H5Gclose(id_); break;
+    case H5I_DATASET: H5Dclose(id_); break;
+    case H5I_DATASPACE: H5Sclose(id_); break;
+    case H5I_DATATYPE: H5Tclose(id_); break;
+    case H5I_ATTR: H5Aclose(id_); break;
+    case H5I_GENPROP_LST: H5Pclose(id_); break;
+    default: H5Oclose(id_); break;
+  }
+  id_ = H5I_INVALID_HID;
+}
+
+void quiet_errors() {
+  static std::once_flag once;
+  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+}
+
+File::File(const std::string& path, Mode mode) : path_(path) {
+  quiet_errors();
+  hid_t id = H5I_INVALID_HID;
+  switch (mode) {
+    case Mode::read: id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT); break;
+    case Mode::read_write: id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT); break;
+    case Mode::create_truncate:
+      id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+      break;
+  }
+  if (id < 0)
+    throw Error(fmt::format("cannot {} HDF5 file '{}' (missing, unreadable or not HDF5)",
+                            mode == Mode::create_truncate ? "create" : "open", path));
+  handle_ = Handle(id);
+}
+
+void File::flush() { H5Fflush(id(), H5F_SCOPE_LOCAL); }
+
+bool exists(hid_t loc, const std::string& path) {
+  quiet_errors();
+  // Walk the path so that a missing parent answers false instead of failing.
+  std::size_t pos = path.front() == '/' ? 1 : 0;
+  while (true) {
+    const std::size_t slash = path.find('/', pos);
+    const std::string prefix = path.substr(0, slash);
+    if (H5Lexists(loc, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (slash == std::string::npos) return true;
+    pos = slash + 1;
+  }
+}
+
+std::vector<std::string> children(hid_t loc, const std::string& group_path) {
+  Handle group(checked(H5Gopen2(loc, group_path.c_str(), H5P_DEFAULT), loc,
+                       fmt::format("open group '{}'", group_path)));
+  std::vector<std::string> names;
+  H5Literate(group.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr,
+             [](hid_t, const char* name, const H5L_info_t*, void* out) -> herr_t {
+               static_cast<std::vector<std::string>*>(out)->emplace_back(name);
+               return 0;
+             },
+             &names);
+  return names;
+}
+
+Shape dataset_shape(hid_t loc, const std::string& path) {
+  Handle dataset(checked(H5Dopen2(loc, path.c_str(), H5P_DEFAULT), loc,
+                         fmt::format("open dataset '{}'", path)));
+  Handle space(H5Dget_space(dataset.get()));
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dims(static_cast<std::size_t>(std::max(rank, 0)));
+  H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+  return Shape(dims.begin(), dims.end());
+}
+
+Handle require_group(hid_t loc, const std::string& path) {
+  if (exists(loc, path))
+    return Handle(checked(H5Gopen2(loc, path.c_str(), H5P_DEFAULT), loc,
+                          fmt::format("open group '{}'", path)));
+  Handle plist = link_creation_with_parents();
+  return Handle(checked(H5Gcreate2(loc, path.c_str(), plist.get(), H5P_DEFAULT, H5P_DEFAULT),
+                        loc, fmt::format("create group '{}'", path)));
+}
+
+hid_t native_type(DType dtype) {
+  switch (dtype) {
+    case DType::f32: return H5T_NATIVE_FLOAT;
+    case DType::f64: return H5T_NATIVE_DOUBLE;
+    case DType::i32: return H5T_NATIVE_INT32;
+    case DType::i64: return H5T_NATIVE_INT64;
+    case DType::u8: return H5T_NATIVE_UINT8;
+    case DType::f16: return H5T_NATIVE_UINT16;  // stored as raw binary16 bits
+  }
+  throw Error("HDF5: no native type for this dtype");
+}
+
+Tensor read_tensor(hid_t loc, const std::string& path, DType as) {
+  Handle dataset(checked(H5Dopen2(loc, path.c_str(), H5P_DEFAULT), loc,
+                         fmt::format("open dataset '{}'", path)));
+  Tensor t = Tensor::host(dataset_shape(loc, path), as);
+  if (t.numel() == 0) return t;
+  checked_status(H5Dread(dataset.get(), native_type(as), H5S_ALL, H5S_ALL, H5P_DEFAULT, t.raw()),
+                 loc, fmt::format("read dataset '{}' as {}", path, dtype_name(as)));
+  return t;
+}
+
+void write_tensor(hid_t loc, const std::string& path, const Tensor& host) {
+  PFC_CHECK(host.device() == DeviceKind::cpu, "write_tensor('{}') needs a host tensor", path);
+  std::vector<hsize_t> dims(host.shape().begin(), host.shape().end());
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
+  Handle plist = link_creation_with_parents();
+  Handle dataset(checked(H5Dcreate2(loc, path.c_str(), native_type(host.dtype()), space.get(),
+                                    plist.get(), H5P_DEFAULT, H5P_DEFAULT),
+                         loc, fmt::format("create dataset '{}'", path)));
+  if (host.numel() == 0) return;
+  checked_status(H5Dwrite(dataset.get(), native_type(host.dtype()), H5S_ALL, H5S_ALL,
+                          H5P_DEFAULT, host.raw()),
+                 loc, fmt::format("write dataset '{}'", path));
+}
+
+bool has_attribute(hid_t loc, const std::string& object, const std::string& name) {
+  return H5Aexists_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT) > 0;
+}
+
+double read_attribute_double(hid_t loc, const std::string& object, const std::string& name) {
+  Handle attr = open_attribute(loc, object, name);
+  double value = 0;
+  checked_status(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, &value), loc,
+                 fmt::format("read attribute '{}' of '{}' as a number", name, object));
+  return value;
+}
+
+std::int64_t read_attribute_int(hid_t loc, const std::string& object, const std::string& name) {
+  Handle attr = open_attribute(loc, object, name);
+  std::int64_t value = 0;
+  checked_status(H5Aread(attr.get(), H5T_NATIVE_INT64, &value), loc,
+                 fmt::format("read attribute '{}' of '{}' as an integer", name, object));
+  return value;
+}
+
+std::vector<std::int64_t> read_attribute_ints(hid_t loc, const std::string& object,
+                                              const std::string& name) {
+  Handle attr = open_attribute(loc, object, name);
+  Handle space(H5Aget_space(attr.get()));
+  const hssize_t n = H5Sget_simple_extent_npoints(space.get());
+  std::vector<std::int64_t> values(static_cast<std::size_t>(std::max<hssize_t>(n, 0)));
+  checked_status(H5Aread(attr.get(), H5T_NATIVE_INT64, values.data()), loc,
+                 fmt::format("read attribute '{}' of '{}' as integers", name, object));
+  return values;
+}
+
+std::string read_attribute_string(hid_t loc, const std::string& object, const std::string& name) {
+  Handle attr = open_attribute(loc, object, name);
+  Handle type(H5Aget_type(attr.get()));
+  PFC_CHECK(H5Tget_class(type.get()) == H5T_STRING, "attribute '{}' of '{}' is not a string",
+            name, object);
+  if (H5Tis_variable_str(type.get()) > 0) {
+    Handle memtype(H5Tcopy(H5T_C_S1));
+    H5Tset_size(memtype.get(), H5T_VARIABLE);
+    H5Tset_cset(memtype.get(), H5Tget_cset(type.get()));  // HDF5 cannot convert ASCII <-> UTF-8
+    char* text = nullptr;
+    checked_status(H5Aread(attr.get(), memtype.get(), &text), loc,
+                   fmt::format("read attribute '{}' of '{}'", name, object));
+    std::string value = text ? text : "";
+    Handle space(H5Aget_space(attr.get()));
+    H5Dvlen_reclaim(memtype.get(), space.get(), H5P_DEFAULT, &text);
+    return value;
+  }
+  const std::size_t size = H5Tget_size(type.get());
+  std::string value(size, '\0');
+  checked_status(H5Aread(attr.get(), type.get(), value.data()), loc,
+                 fmt::format("read attribute '{}' of '{}'", name, object));
+  value.resize(value.find('\0') == std::string::npos ? size : value.find('\0'));
+  return value;
+}
+
+void write_attribute(hid_t loc, const std::string& object, const std::string& name,
+                     double value) {
+  Handle space(H5Screate(H5S_SCALAR));
+  Handle attr = replace_attribute(loc, object, name, H5T_NATIVE_DOUBLE, space.get());
+  checked_status(H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, &value), loc, "write attribute");
+}
+
+void write_attribute(hid_t loc, const std::string& object, const std::string& name,
+                     std::int64_t value) {
+  Handle space(H5Screate(H5S_SCALAR));
+  Handle attr = replace_attribute(loc, object, name, H5T_NATIVE_INT64, space.get());
+  checked_status(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), loc, "write attribute");
+}
+
+void write_attribute(hid_t loc, const std::string& object, const std::string& name,
+                     const std::vector<std::int64_t>& values) {
+  const hsize_t n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr));
+  Handle attr = replace_attribute(loc, object, name, H5T_NATIVE_INT64, space.get());
+  checked_status(H5Awrite(attr.get(), H5T_NATIVE_INT64, values.data()), loc, "write attribute");
+}
+
+void write_attribute(hid_t loc, const std::string& object, const std::string& name,
+                     const std::string& value) {
+  Handle type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Handle space(H5Screate(H5S_SCALAR));
+  Handle attr = replace_attribute(loc, object, name, type.get(), space.get());
+  const char* text = value.c_str();
+  checked_status(H5Awrite(attr.get(), type.get(), &text), loc, "write attribute");
+}
+
+}  // namespace pfc::h5

@@ -1,0 +1,81 @@
+// Thin RAII over the HDF5 C API: owned handles, typed reads and writes of host Tensors and
+// attributes, each failure reported as a pfc::Error that names the file and the object.
+// Everything HDF5 in pfc (golden files, metrics, checkpoints, reports) goes through here.
+#pragma once
+
+#include <hdf5.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace pfc::h5 {
+
+// An owned hid_t, closed with the right H5*close for its kind.
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(hid_t id) : id_(id) {}
+  ~Handle() { reset(); }
+  Handle(Handle&& other) noexcept : id_(other.id_) { other.id_ = H5I_INVALID_HID; }
+  Handle& operator=(Handle&& other) noexcept;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  void reset();
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+};
+
+enum class Mode { read, read_write, create_truncate };
+
+class File {
+ public:
+  File(const std::string& path, Mode mode);
+  hid_t id() const { return handle_.get(); }
+  const std::string& path() const { return path_; }
+  void flush();
+
+ private:
+  std::string path_;
+  Handle handle_;
+};
+
+// Silences HDF5's own error printing; pfc reports errors itself. Called once per process.
+void quiet_errors();
+
+bool exists(hid_t loc, const std::string& path);
+std::vector<std::string> children(hid_t loc, const std::string& group_path);
+Shape dataset_shape(hid_t loc, const std::string& path);
+// Opens a group, creating it and its parents when missing.
+Handle require_group(hid_t loc, const std::string& path);
+
+// Reads a whole dataset into a host tensor of the given type (HDF5 converts).
+Tensor read_tensor(hid_t loc, const std::string& path, DType as);
+// Writes a host tensor as a new dataset (shape as the tensor's; parents created).
+void write_tensor(hid_t loc, const std::string& path, const Tensor& host);
+
+double read_attribute_double(hid_t loc, const std::string& object, const std::string& name);
+std::int64_t read_attribute_int(hid_t loc, const std::string& object, const std::string& name);
+std::vector<std::int64_t> read_attribute_ints(hid_t loc, const std::string& object,
+                                              const std::string& name);
+std::string read_attribute_string(hid_t loc, const std::string& object, const std::string& name);
+bool has_attribute(hid_t loc, const std::string& object, const std::string& name);
+
+void write_attribute(hid_t loc, const std::string& object, const std::string& name, double value);
+void write_attribute(hid_t loc, const std::string& object, const std::string& name,
+                     std::int64_t value);
+void write_attribute(hid_t loc, const std::string& object, const std::string& name,
+                     const std::vector<std::int64_t>& values);
+void write_attribute(hid_t loc, const std::string& object, const std::string& name,
+                     const std::string& value);
+
+// The HDF5 memory type for a DType.
+hid_t native_type(DType dtype);
+
+}  // namespace pfc::h5

@@ -1,0 +1,277 @@
+#include "io/metrics_writer.h"
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+
+#include "config/config_to_toml.h"
+#include "io/hdf5_row_datasets.h"
+
+namespace pfc {
+
+namespace {
+
+constexpr const char* kScalarColumns[] = {"wall_time_s", "loss", "lr", "loss_scale",
+                                          "samples_per_s", "comm_time_s"};
+constexpr const char* kMemoryDataset = "/memory/peak_bytes_by_purpose";
+// The first rows include warm-up (cuDNN autotuning, allocator growth): left out of medians.
+constexpr double kWarmupFraction = 0.2;
+
+std::string iso_time_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc = {};
+  gmtime_r(&now, &utc);
+  char text[32] = {};
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+std::string mpi_library_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(text, &length);
+  std::string version(text, static_cast<std::size_t>(std::max(length, 0)));
+  while (!version.empty() && (version.back() == '\n' || version.back() == '\0'))
+    version.pop_back();
+  return version;
+}
+
+std::string hdf5_library_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return fmt::format("{}.{}.{}", major, minor, release);
+}
+
+std::string purpose_names() {
+  std::string names;
+  for (std::size_t p = 0; p < kMemoryPurposeCount; ++p) {
+    if (p) names += ',';
+    names += memory_purpose_name(static_cast<MemoryPurpose>(p));
+  }
+  return names;
+}
+
+// Median of the values after the first kWarmupFraction of them, NaNs left out.
+double steady_median(const std::vector<double>& values) {
+  const auto skip = static_cast<std::ptrdiff_t>(
+      std::floor(kWarmupFraction * static_cast<double>(values.size())));
+  std::vector<double> steady;
+  std::copy_if(values.begin() + skip, values.end(), std::back_inserter(steady),
+               [](double v) { return !std::isnan(v); });
+  if (steady.empty()) return 0.0;
+  const auto mid = steady.begin() + static_cast<std::ptrdiff_t>(steady.size() / 2);
+  std::nth_element(steady.begin(), mid, steady.end());
+  if (steady.size() % 2 == 1) return *mid;
+  return 0.5 * (*mid + *std::max_element(steady.begin(), mid));
+}
+
+double max_ignoring_nan(const double* values, std::int64_t n) {
+  double best = std::numeric_limits<double>::quiet_NaN();
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!std::isnan(values[i]) && (std::isnan(best) || values[i] > best)) best = values[i];
+  return best;
+}
+
+}  // namespace
+
+MetricsWriter::MetricsWriter(h5::File file) : file_(std::move(file)) {}
+
+MetricsWriter MetricsWriter::create(const std::string& path, const Config& cfg,
+                                    const RunInfo& info) {
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  MetricsWriter writer(h5::File(path, h5::Mode::create_truncate));
+  h5::write_attribute(writer.file_.id(), "/", "start_time", iso_time_now());
+  writer.write_root_attributes(cfg, info);
+  writer.create_tables(info.emulated ? 1 : info.world_size);
+  writer.write_summary(RunOutcome{"running", "", 0, 0});
+  writer.file_.flush();
+  return writer;
+}
+
+MetricsWriter MetricsWriter::resume(const std::string& path, const Config& cfg,
+                                    const RunInfo& info, std::int64_t resumed_step) {
+  if (!std::filesystem::exists(path)) return create(path, cfg, info);
+  MetricsWriter writer(h5::File(path, h5::Mode::read_write));
+  const hid_t id = writer.file_.id();
+  PFC_CHECK(h5::exists(id, "/steps/step"),
+            "metrics file '{}' has no /steps/step: not written by pfc; move it away to resume",
+            path);
+  // Rows logged after the checkpoint were lost with the run that wrote them; they are
+  // computed again, so drop them rather than keep two rows for one step.
+  const Tensor steps = h5::read_tensor(id, "/steps/step", DType::i64);
+  const std::int64_t* s = steps.data<std::int64_t>();
+  const std::int64_t keep = std::find_if(s, s + steps.numel(),
+                                         [&](std::int64_t v) { return v > resumed_step; }) - s;
+  for (const std::string& name : h5::children(id, "/steps"))
+    h5::truncate_rows(id, "/steps/" + name, keep);
+
+  std::vector<std::int64_t> resumes;
+  if (h5::has_attribute(id, "/", "resumed_from_steps"))
+    resumes = h5::read_attribute_ints(id, "/", "resumed_from_steps");
+  resumes.push_back(resumed_step);
+  h5::write_attribute(id, "/", "resumed_from_steps", resumes);
+  writer.write_root_attributes(cfg, info);
+  writer.reload_figures();
+  writer.write_summary(RunOutcome{"running", "", 0, 0});
+  writer.file_.flush();
+  return writer;
+}
+
+void MetricsWriter::write_root_attributes(const Config& cfg, const RunInfo& info) {
+  const hid_t id = file_.id();
+  const auto text = [&](const char* name, const std::string& value) {
+    h5::write_attribute(id, "/", name, value);
+  };
+  const auto integer = [&](const char* name, std::int64_t value) {
+    h5::write_attribute(id, "/", name, value);
+  };
+  text("pfc_version", PFC_VERSION);
+  text("git_revision", PFC_GIT_REVISION);
+  text("command_line", info.command_line);
+  text("config", config_to_toml(cfg));
+  integer("world_size", info.world_size);
+  integer("emulated", info.emulated ? 1 : 0);
+  text("method", cfg.method);
+  text("network", cfg.network);
+  integer("num_classes", cfg.num_classes);
+  h5::write_attribute(id, "/", "sample_rate", cfg.sample_rate);
+  integer("batch_size", cfg.batch_size);
+  integer("embedding_size", cfg.embedding_size);
+  integer("fp16", cfg.fp16 ? 1 : 0);
+  text("device", cfg.device);
+  text("gpu_names", info.gpu_names);
+  text("hosts", info.hosts);
+  text("mpi_version", mpi_library_version());
+  text("hdf5_version", hdf5_library_version());
+  text("cuda_version", info.cuda_version);
+  text("cudnn_version", info.cudnn_version);
+  text("nccl_version", info.nccl_version);
+}
+
+void MetricsWriter::create_tables(std::int64_t ranks) {
+  const hid_t id = file_.id();
+  h5::create_appendable(id, "/steps/step", DType::i64, 0);
+  h5::create_appendable(id, "/steps/skipped_records", DType::i64, 0);
+  for (const char* name : kScalarColumns)
+    h5::create_appendable(id, fmt::format("/steps/{}", name), DType::f64, 0);
+  h5::create_appendable(id, "/steps/step_time_s", DType::f64, ranks);
+  h5::create_appendable(id, "/steps/mem_in_use_bytes", DType::i64, ranks);
+  h5::create_appendable(id, "/steps/mem_peak_bytes", DType::i64, ranks);
+  h5::require_group(id, "/summary");
+}
+
+void MetricsWriter::reload_figures() {
+  const hid_t id = file_.id();
+  const auto column = [&](const char* name) {
+    const Tensor t = h5::read_tensor(id, fmt::format("/steps/{}", name), DType::f64);
+    return std::vector<double>(t.data<double>(), t.data<double>() + t.numel());
+  };
+  samples_per_s_ = column("samples_per_s");
+  comm_time_s_ = column("comm_time_s");
+  const Tensor step_time = h5::read_tensor(id, "/steps/step_time_s", DType::f64);
+  const std::int64_t ranks = step_time.rank() == 2 ? step_time.dim(1) : 1;
+  step_time_s_.clear();
+  for (std::int64_t r = 0; r < static_cast<std::int64_t>(samples_per_s_.size()); ++r)
+    step_time_s_.push_back(max_ignoring_nan(step_time.data<double>() + r * ranks, ranks));
+  const Tensor steps = h5::read_tensor(id, "/steps/step", DType::i64);
+  last_step_ = steps.numel() ? steps.data<std::int64_t>()[steps.numel() - 1] : 0;
+  const Tensor peaks = h5::read_tensor(id, "/steps/mem_peak_bytes", DType::i64);
+  mem_peak_bytes_ = 0;
+  for (std::int64_t i = 0; i < peaks.numel(); ++i)
+    mem_peak_bytes_ = std::max(mem_peak_bytes_, peaks.data<std::int64_t>()[i]);
+  if (h5::exists(id, kMemoryDataset)) {
+    const Tensor stored = h5::read_tensor(id, kMemoryDataset, DType::i64);
+    if (stored.rank() == 2 && stored.dim(1) == static_cast<std::int64_t>(kMemoryPurposeCount)) {
+      memory_peaks_.assign(static_cast<std::size_t>(stored.dim(0)), MemoryPeaks{});
+      for (std::size_t r = 0; r < memory_peaks_.size(); ++r)
+        for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
+          memory_peaks_[r][p] = stored.data<std::int64_t>()[r * kMemoryPurposeCount + p];
+    }
+  }
+}
+
+void MetricsWriter::append(const StepMetrics& row) {
+  const hid_t id = file_.id();
+  const auto scalar = [&](const char* name, double value) {
+    h5::append_row(id, fmt::format("/steps/{}", name), std::span<const double>(&value, 1));
+  };
+  h5::append_row(id, "/steps/step", std::span<const std::int64_t>(&row.step, 1));
+  h5::append_row(id, "/steps/skipped_records",
+                 std::span<const std::int64_t>(&row.skipped_records, 1));
+  scalar("wall_time_s", row.wall_time_s);
+  scalar("loss", row.loss);
+  scalar("lr", row.lr);
+  scalar("loss_scale", row.loss_scale);
+  scalar("samples_per_s", row.samples_per_s);
+  scalar("comm_time_s", row.comm_time_s);
+  h5::append_row(id, "/steps/step_time_s", std::span<const double>(row.step_time_s));
+  h5::append_row(id, "/steps/mem_in_use_bytes",
+                 std::span<const std::int64_t>(row.mem_in_use_bytes));
+  h5::append_row(id, "/steps/mem_peak_bytes", std::span<const std::int64_t>(row.mem_peak_bytes));
+
+  last_step_ = row.step;
+  samples_per_s_.push_back(row.samples_per_s);
+  comm_time_s_.push_back(row.comm_time_s);
+  step_time_s_.push_back(max_ignoring_nan(row.step_time_s.data(),
+                                          static_cast<std::int64_t>(row.step_time_s.size())));
+  for (std::int64_t peak : row.mem_peak_bytes) mem_peak_bytes_ = std::max(mem_peak_bytes_, peak);
+  write_summary(RunOutcome{"running", "", 0, 0});
+  file_.flush();
+}
+
+void MetricsWriter::record_memory(const std::vector<MemoryPeaks>& peaks_by_rank) {
+  if (memory_peaks_.size() != peaks_by_rank.size()) {
+    memory_peaks_ = peaks_by_rank;
+  } else {
+    for (std::size_t r = 0; r < peaks_by_rank.size(); ++r)
+      for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
+        memory_peaks_[r][p] = std::max(memory_peaks_[r][p], peaks_by_rank[r][p]);
+  }
+  const hid_t id = file_.id();
+  const auto ranks = static_cast<std::int64_t>(memory_peaks_.size());
+  Tensor table = Tensor::host({ranks, static_cast<std::int64_t>(kMemoryPurposeCount)},
+                              DType::i64);
+  for (std::int64_t r = 0; r < ranks; ++r)
+    std::copy(memory_peaks_[r].begin(), memory_peaks_[r].end(),
+              table.data<std::int64_t>() + r * static_cast<std::int64_t>(kMemoryPurposeCount));
+  if (h5::exists(id, kMemoryDataset) && h5::dataset_shape(id, kMemoryDataset) != table.shape())
+    PFC_CHECK(H5Ldelete(id, kMemoryDataset, H5P_DEFAULT) >= 0, "cannot replace {} in {}",
+              kMemoryDataset, path());
+  if (h5::exists(id, kMemoryDataset)) {
+    h5::Handle dataset(H5Dopen2(id, kMemoryDataset, H5P_DEFAULT));
+    PFC_CHECK(dataset.valid() && H5Dwrite(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL,
+                                          H5P_DEFAULT, table.raw()) >= 0,
+              "cannot write {} in {}", kMemoryDataset, path());
+  } else {
+    h5::write_tensor(id, kMemoryDataset, table);
+    h5::write_attribute(id, kMemoryDataset, "purposes", purpose_names());
+  }
+  file_.flush();
+}
+
+void MetricsWriter::finish(const RunOutcome& outcome) {
+  write_summary(outcome);
+  file_.flush();
+}
+
+void MetricsWriter::write_summary(const RunOutcome& outcome) {
+  const hid_t id = file_.id();
+  h5::write_attribute(id, "/summary", "status", outcome.status);
+  h5::write_attribute(id, "/summary", "message", outcome.message);
+  h5::write_attribute(id, "/summary", "steps", last_step_);
+  h5::write_attribute(id, "/summary", "samples_per_s", steady_median(samples_per_s_));
+  h5::write_attribute(id, "/summary", "step_time_s", steady_median(step_time_s_));
+  h5::write_attribute(id, "/summary", "comm_time_s", steady_median(comm_time_s_));
+  h5::write_attribute(id, "/summary", "mem_peak_bytes", mem_peak_bytes_);
+  h5::write_attribute(id, "/summary", "mem_needed_bytes", outcome.mem_needed_bytes);
+  h5::write_attribute(id, "/summary", "mem_available_bytes", outcome.mem_available_bytes);
+}
+
+}  // namespace pfc

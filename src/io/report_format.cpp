@@ -1,0 +1,168 @@
+#include "io/report_format.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <sstream>
+
+namespace pfc {
+
+namespace {
+
+constexpr double kBytesPerGB = 1e9;
+constexpr double kSeedMBPerGB = 1000;  // the seed's table heading says GB over MB figures
+constexpr const char* kMissing = "–";
+
+// 125000 -> "125 000", as the seed's article writes identity counts.
+std::string group_thousands(std::int64_t value) {
+  std::string digits = std::to_string(value);
+  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<std::size_t>(i), " ");
+  return digits;
+}
+
+std::string out_of_memory_text(const BenchRun& run) {
+  if (run.mem_needed_bytes <= 0) return "OOM";
+  return fmt::format("OOM (needs {:.1f} GB, {:.1f} available)",
+                     static_cast<double>(run.mem_needed_bytes) / kBytesPerGB,
+                     static_cast<double>(run.mem_available_bytes) / kBytesPerGB);
+}
+
+// Our figure for a cell: the value when the run finished, marked when it did not, the
+// reason when it has none.
+std::string our_text(const BenchCell& cell, double value, const std::string& figure) {
+  if (!cell.run) return kMissing;
+  const BenchRun& run = *cell.run;
+  if (run.status == "out_of_memory") return out_of_memory_text(run);
+  if (run.status == "failed") return "failed";
+  if (run.status == "running")
+    return value > 0 ? figure + " (unfinished)" : std::string("unfinished");
+  return figure;
+}
+
+std::string speed_text(const BenchCell& cell) {
+  const double value = cell.run ? cell.run->samples_per_s : 0;
+  return our_text(cell, value, fmt::format("{:.0f}", value));
+}
+
+std::string memory_text(const BenchCell& cell) {
+  const double value = cell.run ? static_cast<double>(cell.run->mem_peak_bytes) / kBytesPerGB : 0;
+  return our_text(cell, value, fmt::format("{:.1f}", value));
+}
+
+// "8 × NVIDIA H200", "8 ranks emulated on NVIDIA H200", "2 ranks on cpu".
+std::string describe_setup(const BenchRun& run) {
+  std::set<std::string> names;
+  std::istringstream list(run.gpu_names);
+  for (std::string name; std::getline(list, name, ',');)
+    if (!name.empty()) names.insert(name);
+  std::string hardware = run.device;
+  if (!names.empty()) {
+    hardware.clear();
+    for (const std::string& name : names) hardware += (hardware.empty() ? "" : " + ") + name;
+  }
+  if (run.emulated) return fmt::format("{} ranks emulated on {}", run.world_size, hardware);
+  if (!names.empty()) return fmt::format("{} × {}", run.world_size, hardware);
+  return fmt::format("{} ranks on {}", run.world_size, hardware);
+}
+
+std::string setups(const BenchTable& table) {
+  std::set<std::string> seen;
+  std::size_t runs = 0;
+  for (const auto& row : table.cells)
+    for (const BenchCell& cell : row)
+      if (cell.run) {
+        seen.insert(describe_setup(*cell.run));
+        ++runs;
+      }
+  std::string text;
+  for (const std::string& setup : seen) text += (text.empty() ? "" : "; ") + setup;
+  return fmt::format("{} run(s): {}", runs, text.empty() ? "none" : text);
+}
+
+template <class OurText, class SeedText>
+std::string markdown_table(const BenchTable& table, OurText ours, SeedText seed) {
+  std::string text = "| identities |";
+  std::string rule = "|---:|";
+  for (const std::string& column : table.columns) {
+    text += fmt::format(" {} | {} seed |", column, column);
+    rule += "---:|---:|";
+  }
+  text += "\n" + rule + "\n";
+  for (std::size_t r = 0; r < table.identities.size(); ++r) {
+    text += "| " + group_thousands(table.identities[r]) + " |";
+    for (const BenchCell& cell : table.cells[r])
+      text += fmt::format(" {} | {} |", ours(cell), cell.seed ? seed(*cell.seed) : kMissing);
+    text += "\n";
+  }
+  return text;
+}
+
+std::string csv_field(const std::string& value) {
+  if (value.find_first_of(",\"\n") == std::string::npos) return value;
+  std::string quoted = "\"";
+  for (char c : value) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+}  // namespace
+
+std::string format_report_markdown(const BenchTable& table) {
+  const std::string measured = setups(table);
+  std::string text;
+  text += "## Training speed (samples/s, all ranks together; larger is better)\n\n";
+  text += fmt::format("Ours: {}. Seed: 8 × Tesla V100-SXM2-32GB, one node.\n\n", measured);
+  text += markdown_table(table, speed_text,
+                         [](const SeedFigure& s) { return fmt::format("{:.0f}", s.samples_per_s); });
+  text += "\n## GPU memory (GB per GPU, 1 GB = 10^9 bytes; smaller is better)\n\n";
+  text += "Ours: the peak of pfc's own device allocations on the busiest rank. Seed: gpustat's "
+          "MB (whole device, context included) on the busiest GPU, divided by 1000.\n\n";
+  text += markdown_table(table, memory_text, [](const SeedFigure& s) {
+    return fmt::format("{:.1f}", s.memory_mb / kSeedMBPerGB);
+  });
+  text += fmt::format("\n{} = not run (or, for the seed, out of memory); OOM = did not fit, with "
+                      "what the run needed and what the device had; unfinished = the run "
+                      "stopped before it wrote its summary.\n", kMissing);
+  return text;
+}
+
+std::string format_report_csv(const BenchTable& table) {
+  std::string text =
+      "identities,column,status,samples_per_s,seed_samples_per_s,mem_peak_gb,seed_mem_gb,"
+      "mem_needed_gb,mem_available_gb,world_size,emulated,device,gpu_names,path\n";
+  const auto gb = [](std::int64_t bytes) {
+    return fmt::format("{:.3f}", static_cast<double>(bytes) / kBytesPerGB);
+  };
+  for (std::size_t r = 0; r < table.identities.size(); ++r)
+    for (std::size_t c = 0; c < table.columns.size(); ++c) {
+      const BenchCell& cell = table.cells[r][c];
+      if (!cell.run && !cell.seed) continue;
+      std::string line = fmt::format("{},{},", table.identities[r], csv_field(table.columns[c]));
+      if (cell.run) {
+        const BenchRun& run = *cell.run;
+        const bool has_figures = run.status == "ok" || run.status == "running";
+        line += run.status + ",";
+        line += has_figures ? fmt::format("{:.1f}", run.samples_per_s) : "";
+        line += ",";
+        line += cell.seed ? fmt::format("{:.0f}", cell.seed->samples_per_s) : "";
+        line += ",";
+        line += has_figures ? gb(run.mem_peak_bytes) : "";
+        line += ",";
+        line += cell.seed ? fmt::format("{:.3f}", cell.seed->memory_mb / kSeedMBPerGB) : "";
+        line += ",";
+        line += run.status == "out_of_memory" ? gb(run.mem_needed_bytes) + "," +
+                                                    gb(run.mem_available_bytes)
+                                              : std::string(",");
+        line += fmt::format(",{},{},{},{},{}\n", run.world_size, run.emulated ? 1 : 0,
+                            csv_field(run.device), csv_field(run.gpu_names),
+                            csv_field(run.path));
+      } else {
+        line += fmt::format("missing,,{:.0f},,{:.3f},,,,,,,\n", cell.seed->samples_per_s,
+                            cell.seed->memory_mb / kSeedMBPerGB);
+      }
+      text += line;
+    }
+  return text;
+}
+
+}  // namespace pfc

@@ -1,0 +1,88 @@
+#include "io/report_runs.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.h"
+#include "io/hdf5.h"
+
+namespace pfc {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kMetricsFileName = "metrics.h5";
+
+}  // namespace
+
+BenchRun read_bench_run(const std::string& path) {
+  const h5::File file(path, h5::Mode::read);
+  const hid_t id = file.id();
+  const auto text = [&](const char* object, const char* name) {
+    return h5::has_attribute(id, object, name) ? h5::read_attribute_string(id, object, name)
+                                               : std::string();
+  };
+  const auto integer = [&](const char* object, const char* name) {
+    return h5::has_attribute(id, object, name) ? h5::read_attribute_int(id, object, name) : 0;
+  };
+  const auto real = [&](const char* object, const char* name) {
+    return h5::has_attribute(id, object, name) ? h5::read_attribute_double(id, object, name)
+                                               : 0.0;
+  };
+  PFC_CHECK(h5::has_attribute(id, "/", "method") && h5::has_attribute(id, "/", "num_classes") &&
+                h5::exists(id, "/summary") && h5::has_attribute(id, "/summary", "status"),
+            "'{}' lacks the attributes method, num_classes or /summary status: not a metrics "
+            "file written by pfc train",
+            path);
+  BenchRun run;
+  run.path = path;
+  run.method = text("/", "method");
+  run.num_classes = integer("/", "num_classes");
+  run.sample_rate = h5::has_attribute(id, "/", "sample_rate") ? real("/", "sample_rate") : 1.0;
+  run.world_size = h5::has_attribute(id, "/", "world_size") ? integer("/", "world_size") : 1;
+  run.emulated = integer("/", "emulated") != 0;
+  run.device = text("/", "device");
+  run.gpu_names = text("/", "gpu_names");
+  run.start_time = text("/", "start_time");
+  run.status = text("/summary", "status");
+  run.message = text("/summary", "message");
+  run.steps = integer("/summary", "steps");
+  run.samples_per_s = real("/summary", "samples_per_s");
+  run.mem_peak_bytes = integer("/summary", "mem_peak_bytes");
+  run.mem_needed_bytes = integer("/summary", "mem_needed_bytes");
+  run.mem_available_bytes = integer("/summary", "mem_available_bytes");
+  return run;
+}
+
+FoundRuns find_bench_runs(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& path : paths) {
+    if (!fs::exists(path))
+      throw UsageError("report: '" + path + "' does not exist (give folders that runs wrote)");
+    if (fs::is_regular_file(path)) {
+      files.push_back(path);
+      continue;
+    }
+    for (const auto& entry : fs::recursive_directory_iterator(
+             path, fs::directory_options::follow_directory_symlink |
+                       fs::directory_options::skip_permission_denied))
+      if (entry.is_regular_file() && entry.path().filename() == kMetricsFileName)
+        files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+
+  FoundRuns found;
+  for (const std::string& file : files) {
+    // A run killed while writing can leave a file HDF5 cannot open; the others still count.
+    try {
+      found.runs.push_back(read_bench_run(file));
+    } catch (const Error& e) {
+      found.unreadable.push_back(file + ": " + e.what());
+    }
+  }
+  return found;
+}
+
+}  // namespace pfc

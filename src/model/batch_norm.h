@@ -1,0 +1,36 @@
+// BatchNorm2d / BatchNorm1d in training mode over the last (channel) dimension, with
+// PyTorch's running statistics. `trainable_scale = false` is iresnet's `features` layer,
+// whose scale is frozen at 1.0.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/model_context.h"
+#include "model/parameter.h"
+
+namespace pfc {
+
+class BatchNorm {
+ public:
+  static constexpr double kEps = 1e-5;
+  static constexpr double kMomentum = 0.1;
+
+  BatchNorm(const ModelContext& ctx, const std::string& name, std::int64_t channels,
+            bool trainable_scale = true);
+
+  Tensor forward(const Tensor& x);
+  Tensor backward(const Tensor& dy);
+  void release();
+  void collect(std::vector<Parameter*>& parameters, std::vector<Buffer*>& buffers);
+
+  Parameter weight, bias;
+  Buffer running_mean, running_var;
+
+ private:
+  ModelContext ctx_;
+  std::int64_t channels_;
+  Tensor saved_input_, saved_mean_, saved_invstd_;
+};
+
+}  // namespace pfc

@@ -1,0 +1,65 @@
+#include "model/conv2d.h"
+
+namespace pfc {
+
+Conv2d::Conv2d(const ModelContext& ctx, const std::string& name, std::int64_t in_channels,
+               std::int64_t out_channels, std::int64_t kernel, std::int64_t stride,
+               std::int64_t pad)
+    : weight(create_parameter(*ctx.backend, ctx.half(), name + ".weight",
+                              {out_channels, kernel, kernel, in_channels},
+                              {out_channels, in_channels, kernel, kernel}, TorchLayout::conv_oihw)),
+      ctx_(ctx),
+      in_channels_(in_channels),
+      out_channels_(out_channels),
+      kernel_(kernel),
+      stride_(stride),
+      pad_(pad) {}
+
+Conv2dGeometry Conv2d::geometry_for(const Tensor& x) const {
+  PFC_CHECK(x.rank() == 4 && x.dim(3) == in_channels_, "{}: input {} is not [n, h, w, {}]",
+            weight.name, x.describe(), in_channels_);
+  Conv2dGeometry g;
+  g.batch = x.dim(0);
+  g.in_h = x.dim(1);
+  g.in_w = x.dim(2);
+  g.in_channels = in_channels_;
+  g.out_channels = out_channels_;
+  g.kernel = kernel_;
+  g.stride = stride_;
+  g.pad = pad_;
+  return g;
+}
+
+// In fp16 mode the convolution reads the f16 working copy of the f32 master weight.
+const Tensor& Conv2d::compute_weight() const { return ctx_.half() ? weight.working : weight.value; }
+
+Tensor Conv2d::forward(const Tensor& x) {
+  const Conv2dGeometry g = geometry_for(x);
+  Tensor y = ctx_.activation(g.output_shape());
+  ctx_.backend->conv2d_forward(g, x, compute_weight(), y);
+  saved_input_ = x;
+  return y;
+}
+
+Tensor Conv2d::backward(const Tensor& dy, bool need_input_grad) {
+  const Conv2dGeometry g = geometry_for(saved_input_);
+  Backend& be = *ctx_.backend;
+  if (ctx_.half()) {
+    Tensor dw = be.empty(g.filter_shape(), DType::f16, MemoryPurpose::gradients);
+    be.conv2d_backward_filter(g, saved_input_, dy, dw);
+    be.cast(dw, weight.grad);
+  } else {
+    be.conv2d_backward_filter(g, saved_input_, dy, weight.grad);
+  }
+  Tensor dx;
+  if (need_input_grad) {
+    dx = ctx_.activation(g.input_shape());
+    be.conv2d_backward_data(g, dy, compute_weight(), dx);
+  }
+  saved_input_ = Tensor();
+  return dx;
+}
+
+void Conv2d::release() { saved_input_ = Tensor(); }
+
+}  // namespace pfc

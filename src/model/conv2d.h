@@ -1,0 +1,33 @@
+// Conv2d without bias (every convolution of iresnet): NHWC in, NHWC out, OHWI filter.
+#pragma once
+
+#include <string>
+
+#include "model/model_context.h"
+#include "model/parameter.h"
+
+namespace pfc {
+
+class Conv2d {
+ public:
+  Conv2d(const ModelContext& ctx, const std::string& name, std::int64_t in_channels,
+         std::int64_t out_channels, std::int64_t kernel, std::int64_t stride, std::int64_t pad);
+
+  // x [batch, h, w, in]; keeps x for backward.
+  Tensor forward(const Tensor& x);
+  // Writes weight.grad; returns dx unless `need_input_grad` is false (the stem's image input).
+  Tensor backward(const Tensor& dy, bool need_input_grad = true);
+  void release();
+
+  Parameter weight;
+
+ private:
+  Conv2dGeometry geometry_for(const Tensor& x) const;
+  const Tensor& compute_weight() const;
+
+  ModelContext ctx_;
+  std::int64_t in_channels_, out_channels_, kernel_, stride_, pad_;
+  Tensor saved_input_;
+};
+
+}  // namespace pfc

@@ -1,0 +1,68 @@
+#include "model/ibasic_block.h"
+
+namespace pfc {
+
+IBasicBlock::IBasicBlock(const ModelContext& ctx, const std::string& name,
+                         std::int64_t in_channels, std::int64_t channels, std::int64_t stride)
+    : ctx_(ctx),
+      bn1_(ctx, name + ".bn1", in_channels),
+      conv1_(ctx, name + ".conv1", in_channels, channels, 3, 1, 1),
+      bn2_(ctx, name + ".bn2", channels),
+      prelu_(ctx, name + ".prelu", channels),
+      conv2_(ctx, name + ".conv2", channels, channels, 3, stride, 1),
+      bn3_(ctx, name + ".bn3", channels) {
+  if (stride != 1 || in_channels != channels) {
+    downsample_conv_ =
+        std::make_unique<Conv2d>(ctx, name + ".downsample.0", in_channels, channels, 1, stride, 0);
+    downsample_bn_ = std::make_unique<BatchNorm>(ctx, name + ".downsample.1", channels);
+  }
+}
+
+Tensor IBasicBlock::forward(const Tensor& x) {
+  Tensor out = bn3_.forward(conv2_.forward(prelu_.forward(bn2_.forward(conv1_.forward(
+      bn1_.forward(x))))));
+  const Tensor shortcut =
+      downsample_conv_ ? downsample_bn_->forward(downsample_conv_->forward(x)) : x;
+  ctx_.backend->add(out, shortcut, out);
+  return out;
+}
+
+Tensor IBasicBlock::backward(const Tensor& dy) {
+  Tensor dx = bn1_.backward(conv1_.backward(bn2_.backward(prelu_.backward(conv2_.backward(
+      bn3_.backward(dy))))));
+  if (downsample_conv_) {
+    ctx_.backend->add(dx, downsample_conv_->backward(downsample_bn_->backward(dy)), dx);
+  } else {
+    ctx_.backend->add(dx, dy, dx);
+  }
+  return dx;
+}
+
+void IBasicBlock::release() {
+  bn1_.release();
+  conv1_.release();
+  bn2_.release();
+  prelu_.release();
+  conv2_.release();
+  bn3_.release();
+  if (downsample_conv_) {
+    downsample_conv_->release();
+    downsample_bn_->release();
+  }
+}
+
+void IBasicBlock::collect(std::vector<Parameter*>& parameters, std::vector<Buffer*>& buffers) {
+  // PyTorch's module order: bn1, conv1, bn2, prelu, conv2, bn3, downsample.
+  bn1_.collect(parameters, buffers);
+  parameters.push_back(&conv1_.weight);
+  bn2_.collect(parameters, buffers);
+  parameters.push_back(&prelu_.weight);
+  parameters.push_back(&conv2_.weight);
+  bn3_.collect(parameters, buffers);
+  if (downsample_conv_) {
+    parameters.push_back(&downsample_conv_->weight);
+    downsample_bn_->collect(parameters, buffers);
+  }
+}
+
+}  // namespace pfc

@@ -1,0 +1,157 @@
+#include "model/iresnet.h"
+
+#include <cmath>
+
+#include "core/counter_rng.h"
+
+namespace pfc {
+
+namespace {
+
+ModelContext make_context(Backend& backend, bool fp16) {
+  return ModelContext{&backend, fp16 ? DType::f16 : DType::f32};
+}
+
+void check_options(const IResNetOptions& o) {
+  PFC_CHECK(o.layers.size() == 4 && o.widths.size() == 4,
+            "iresnet needs 4 stages, got {} depths and {} widths", o.layers.size(),
+            o.widths.size());
+  PFC_CHECK(o.image_size % 16 == 0 && o.image_size >= 16,
+            "iresnet image_size must be a multiple of 16, got {}", o.image_size);
+}
+
+// Standard normal number `index` of a counter stream (Box-Muller on two uniforms).
+double counter_normal(std::uint64_t key, std::uint64_t index) {
+  const double u1 = 1.0 - uniform53(key, 2 * index);
+  const double u2 = uniform53(key, 2 * index + 1);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+}  // namespace
+
+IResNet::IResNet(Backend& backend, const IResNetOptions& options)
+    : ctx_(make_context(backend, options.fp16)),
+      options_((check_options(options), options)),
+      conv1_(ctx_, "conv1", 3, options.widths[0], 3, 1, 1),
+      bn1_(ctx_, "bn1", options.widths[0]),
+      prelu_(ctx_, "prelu", options.widths[0]) {
+  parameters_.push_back(&conv1_.weight);
+  bn1_.collect(parameters_, buffers_);
+  parameters_.push_back(&prelu_.weight);
+
+  std::int64_t in_channels = options.widths[0];
+  for (std::size_t stage = 0; stage < 4; ++stage) {
+    for (std::int64_t b = 0; b < options.layers[stage]; ++b) {
+      const std::string name = "layer" + std::to_string(stage + 1) + "." + std::to_string(b);
+      blocks_.push_back(std::make_unique<IBasicBlock>(ctx_, name, in_channels,
+                                                      options.widths[stage], b == 0 ? 2 : 1));
+      blocks_.back()->collect(parameters_, buffers_);
+      in_channels = options.widths[stage];
+    }
+  }
+  const std::int64_t final_size = options.image_size / 16;
+  bn2_ = std::make_unique<BatchNorm>(ctx_, "bn2", in_channels);
+  bn2_->collect(parameters_, buffers_);
+  fc_ = std::make_unique<FlattenLinear>(ctx_, "fc", in_channels, final_size, final_size,
+                                        options.embedding_size);
+  parameters_.insert(parameters_.end(), {&fc_->weight, &fc_->bias});
+  features_ = std::make_unique<BatchNorm>(ctx_, "features", options.embedding_size,
+                                          /*trainable_scale=*/false);
+  features_->collect(parameters_, buffers_);
+}
+
+Tensor IResNet::forward(const Tensor& images) {
+  PFC_CHECK(images.rank() == 4 && images.dim(1) == options_.image_size &&
+                images.dim(2) == options_.image_size && images.dim(3) == 3,
+            "iresnet: images {} are not [n, {}, {}, 3]", images.describe(), options_.image_size,
+            options_.image_size);
+  Tensor x = images;
+  if (images.dtype() != ctx_.activation_dtype) {
+    x = ctx_.activation(images.shape());
+    ctx_.backend->cast(images, x);
+  }
+  x = prelu_.forward(bn1_.forward(conv1_.forward(x)));
+  for (auto& block : blocks_) x = block->forward(x);
+  // Dropout has p = 0 in arcface_torch: the identity.
+  return features_->forward(fc_->forward(bn2_->forward(x)));
+}
+
+void IResNet::backward(const Tensor& embeddings_grad) {
+  Tensor d = bn2_->backward(fc_->backward(features_->backward(embeddings_grad)));
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) d = (*it)->backward(d);
+  conv1_.backward(bn1_.backward(prelu_.backward(d)), /*need_input_grad=*/false);
+}
+
+void IResNet::initialize(std::uint64_t seed) {
+  for (Parameter* p : parameters_) {
+    const std::string& name = p->name;
+    const auto ends_with = [&](const char* suffix) {
+      const std::string s(suffix);
+      return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
+    };
+    Tensor host = Tensor::host(p->value.shape(), DType::f32);
+    float* v = host.data<float>();
+    const std::int64_t n = host.numel();
+    const std::uint64_t key = stream_key(seed, name);
+    if (p->layout == TorchLayout::conv_oihw) {
+      for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(0.1 * counter_normal(key, i));
+    } else if (name.rfind("fc.", 0) == 0) {
+      const double bound = 1.0 / std::sqrt(static_cast<double>(fc_->weight.value.dim(1)));
+      for (std::int64_t i = 0; i < n; ++i)
+        v[i] = static_cast<float>(bound * (2.0 * uniform53(key, i) - 1.0));
+    } else if (ends_with("prelu.weight")) {
+      for (std::int64_t i = 0; i < n; ++i) v[i] = 0.25f;
+    } else {  // batch-norm scale 1, shift 0
+      const float fill = ends_with(".weight") ? 1.0f : 0.0f;
+      for (std::int64_t i = 0; i < n; ++i) v[i] = fill;
+    }
+    ctx_.backend->copy(host, p->value);
+  }
+  for (Buffer* b : buffers_)
+    ctx_.backend->fill(b->value, b->name.size() > 4 && b->name.ends_with("_var") ? 1.0 : 0.0);
+  refresh_working_copies();
+}
+
+void IResNet::refresh_working_copies() {
+  for (Parameter* p : parameters_)
+    if (p->working.defined()) ctx_.backend->cast(p->value, p->working);
+}
+
+Parameter* IResNet::find_parameter(const std::string& name) const {
+  for (Parameter* p : parameters_)
+    if (p->name == name) return p;
+  return nullptr;
+}
+
+Buffer* IResNet::find_buffer(const std::string& name) const {
+  for (Buffer* b : buffers_)
+    if (b->name == name) return b;
+  return nullptr;
+}
+
+std::int64_t IResNet::parameter_count() const {
+  std::int64_t n = 0;
+  for (const Parameter* p : parameters_) n += p->value.numel();
+  return n;
+}
+
+void IResNet::import_parameter(const std::string& name, const Tensor& torch_layout) {
+  Parameter* p = find_parameter(name);
+  PFC_CHECK(p != nullptr, "iresnet has no parameter '{}'", name);
+  PFC_CHECK(torch_layout.shape() == p->torch_shape, "parameter '{}' is {} in PyTorch, got {}",
+            name, shape_string(p->torch_shape), shape_string(torch_layout.shape()));
+  Tensor ours = Tensor::host(p->value.shape(), DType::f32);
+  torch_to_ours(*p, torch_layout.data<float>(), ours.data<float>());
+  ctx_.backend->copy(ours, p->value);
+  if (p->working.defined()) ctx_.backend->cast(p->value, p->working);
+}
+
+Tensor IResNet::export_parameter(const Parameter& p, const Tensor& ours) const {
+  Tensor host = Tensor::host(ours.shape(), DType::f32);
+  ctx_.backend->copy(ours, host);
+  Tensor torch_layout = Tensor::host(p.torch_shape, DType::f32);
+  ours_to_torch(p, host.data<float>(), torch_layout.data<float>());
+  return torch_layout;
+}
+
+}  // namespace pfc

@@ -1,0 +1,53 @@
+#include "model/linear.h"
+
+namespace pfc {
+
+FlattenLinear::FlattenLinear(const ModelContext& ctx, const std::string& name,
+                             std::int64_t channels, std::int64_t height, std::int64_t width,
+                             std::int64_t out_features)
+    : weight(create_parameter(*ctx.backend, false, name + ".weight",
+                              {out_features, channels * height * width},
+                              {out_features, channels * height * width},
+                              TorchLayout::linear_from_nchw)),
+      bias(create_parameter(*ctx.backend, false, name + ".bias", {out_features}, {out_features},
+                            TorchLayout::same)),
+      ctx_(ctx),
+      in_features_(channels * height * width),
+      out_features_(out_features) {
+  weight.feature_channels = channels;
+  weight.feature_hw = height * width;
+}
+
+Tensor FlattenLinear::forward(const Tensor& x) {
+  PFC_CHECK(x.numel() % in_features_ == 0 && x.rank() == 4, "{}: input {} does not flatten to {}",
+            weight.name, x.describe(), in_features_);
+  Backend& be = *ctx_.backend;
+  input_shape_ = x.shape();
+  const std::int64_t n = x.dim(0);
+  Tensor x2d = x.reshape({n, in_features_});
+  if (x.dtype() != DType::f32) {
+    Tensor converted = be.empty({n, in_features_}, DType::f32, MemoryPurpose::activations);
+    be.cast(x2d, converted);
+    x2d = converted;
+  }
+  Tensor y = be.empty({n, out_features_}, DType::f32, MemoryPurpose::activations);
+  be.gemm(false, true, 1.0, x2d, weight.value, 0.0, y);
+  be.add_row_vector(y, bias.value);
+  saved_input_ = x2d;
+  return y;
+}
+
+Tensor FlattenLinear::backward(const Tensor& dy) {
+  Backend& be = *ctx_.backend;
+  be.gemm(true, false, 1.0, dy, saved_input_, 0.0, weight.grad);
+  be.sum_rows(dy, bias.grad);
+  Tensor dx = be.empty({dy.dim(0), in_features_}, DType::f32, MemoryPurpose::activations);
+  be.gemm(false, false, 1.0, dy, weight.value, 0.0, dx);
+  release();
+  if (ctx_.activation_dtype == DType::f32) return dx.reshape(input_shape_);
+  Tensor converted = ctx_.activation(input_shape_);
+  be.cast(dx.reshape(input_shape_), converted);
+  return converted;
+}
+
+}  // namespace pfc

@@ -1,0 +1,33 @@
+// iresnet's `fc`: flattens the [n, h, w, c] feature map and applies Linear(c*h*w -> out) with
+// bias, in f32 even in fp16 mode (as arcface_torch does). Its weight is exported with
+// PyTorch's NCHW flatten order.
+#pragma once
+
+#include <string>
+
+#include "model/model_context.h"
+#include "model/parameter.h"
+
+namespace pfc {
+
+class FlattenLinear {
+ public:
+  FlattenLinear(const ModelContext& ctx, const std::string& name, std::int64_t channels,
+                std::int64_t height, std::int64_t width, std::int64_t out_features);
+
+  // x [n, h, w, c] of the activation dtype -> y [n, out] f32.
+  Tensor forward(const Tensor& x);
+  // dy [n, out] f32 -> dx [n, h, w, c] of the activation dtype.
+  Tensor backward(const Tensor& dy);
+  void release() { saved_input_ = Tensor(); }
+
+  Parameter weight, bias;
+
+ private:
+  ModelContext ctx_;
+  std::int64_t in_features_, out_features_;
+  Shape input_shape_;
+  Tensor saved_input_;  // f32 [n, in]
+};
+
+}  // namespace pfc

@@ -1,0 +1,27 @@
+// PReLU with one slope per channel (last dimension), initialised to 0.25 as PyTorch does.
+#pragma once
+
+#include <string>
+
+#include "model/model_context.h"
+#include "model/parameter.h"
+
+namespace pfc {
+
+class PRelu {
+ public:
+  PRelu(const ModelContext& ctx, const std::string& name, std::int64_t channels);
+
+  Tensor forward(const Tensor& x);
+  Tensor backward(const Tensor& dy);
+  void release() { saved_input_ = Tensor(); }
+
+  Parameter weight;
+
+ private:
+  ModelContext ctx_;
+  std::int64_t channels_;
+  Tensor saved_input_;
+};
+
+}  // namespace pfc

@@ -1,0 +1,105 @@
+#include "pfc/class_sampler.h"
+
+#include <algorithm>
+
+#include "core/counter_rng.h"
+#include "core/error.h"
+
+namespace pfc {
+namespace {
+
+// Sorted unique local indices of the shard's classes that appear in labels.
+std::vector<std::int64_t> positives_of(std::span<const std::int64_t> labels,
+                                       const ShardLayout& layout) {
+  std::vector<std::int64_t> positives;
+  for (std::int64_t label : labels)
+    if (layout.owns(label)) positives.push_back(label - layout.class_start);
+  std::sort(positives.begin(), positives.end());
+  positives.erase(std::unique(positives.begin(), positives.end()), positives.end());
+  return positives;
+}
+
+// Each label's position in the sorted index, or -1 when this shard does not own it.
+std::vector<std::int64_t> remap(std::span<const std::int64_t> labels, const ShardLayout& layout,
+                                const std::vector<std::int64_t>& index) {
+  std::vector<std::int64_t> local(labels.size(), -1);
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (!layout.owns(labels[i])) continue;
+    const std::int64_t c = labels[i] - layout.class_start;
+    const auto it = std::lower_bound(index.begin(), index.end(), c);
+    PFC_CHECK(it != index.end() && *it == c,
+              "the sampled classes of rank {} lack class {}, the label of sample {}",
+              layout.rank, labels[i], i);
+    local[i] = it - index.begin();
+  }
+  return local;
+}
+
+}  // namespace
+
+std::uint64_t sampler_key(std::uint64_t seed, std::int64_t step, int rank) {
+  return stream_key(seed, "pfc.sampler", static_cast<std::uint64_t>(step),
+                    static_cast<std::uint64_t>(rank));
+}
+
+ClassSample sample_classes(std::span<const std::int64_t> labels, const ShardLayout& layout,
+                           std::uint64_t key) {
+  ClassSample s;
+  std::vector<std::int64_t> positives = positives_of(labels, layout);
+  const auto num_positive = static_cast<std::int64_t>(positives.size());
+  if (num_positive >= layout.num_sample) {
+    s.index = std::move(positives);
+  } else {
+    // Selection sampling (Knuth's Algorithm S) over the negatives: each is taken with
+    // probability still_needed / still_available, which draws every subset of the required
+    // size with equal probability, in one ordered pass and without a sort. Negative c uses
+    // number c of the stream, so the draw depends only on (key, labels).
+    s.index.reserve(static_cast<std::size_t>(layout.num_sample));
+    std::int64_t needed = layout.num_sample - num_positive;
+    std::int64_t available = layout.num_local - num_positive;
+    auto next_positive = positives.begin();
+    for (std::int64_t c = 0; c < layout.num_local; ++c) {
+      if (next_positive != positives.end() && *next_positive == c) {
+        s.index.push_back(c);
+        ++next_positive;
+        continue;
+      }
+      if (needed > 0 &&
+          uniform53(key, static_cast<std::uint64_t>(c)) * static_cast<double>(available) <
+              static_cast<double>(needed)) {
+        s.index.push_back(c);
+        --needed;
+      }
+      --available;
+    }
+  }
+  s.local_label = remap(labels, layout, s.index);
+  return s;
+}
+
+ClassSample injected_classes(std::span<const std::int64_t> labels, const ShardLayout& layout,
+                             std::span<const std::int64_t> global_index) {
+  ClassSample s;
+  for (std::size_t i = 0; i < global_index.size(); ++i) {
+    const std::int64_t c = global_index[i];
+    PFC_CHECK(c >= 0 && c < layout.num_classes,
+              "injected sampled class {} (entry {}) is outside [0, {})", c, i,
+              layout.num_classes);
+    PFC_CHECK(i == 0 || global_index[i - 1] < c,
+              "injected sampled classes must be sorted and unique: entry {} is {} after {}", i, c,
+              global_index[i - 1]);
+    if (layout.owns(c)) s.index.push_back(c - layout.class_start);
+  }
+  s.local_label = remap(labels, layout, s.index);
+  return s;
+}
+
+std::vector<std::int64_t> shard_local_labels(std::span<const std::int64_t> labels,
+                                             const ShardLayout& layout) {
+  std::vector<std::int64_t> local(labels.size(), -1);
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    if (layout.owns(labels[i])) local[i] = labels[i] - layout.class_start;
+  return local;
+}
+
+}  // namespace pfc

@@ -1,0 +1,289 @@
+#include "pfc/partial_fc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <span>
+
+#include "pfc/class_centre_init.h"
+#include "pfc/class_sampler.h"
+#include "pfc/shard_gather.h"
+
+namespace pfc {
+namespace {
+
+// arcface_torch's floor on the target probability before the logarithm.
+constexpr double kMinTargetProb = 1e-30;
+
+ShardLayout layout_for(const PartialFcOptions& o, const Comm& comm) {
+  // dp holds every class on every rank: a one-rank split.
+  if (o.method == PfcMethod::dp) return ShardLayout::make(o.num_classes, 1, 0, 1.0);
+  return ShardLayout::make(o.num_classes, comm.world_size(), comm.rank(),
+                           o.method == PfcMethod::pfc ? o.sample_rate : 1.0);
+}
+
+}  // namespace
+
+PartialFc::PartialFc(Backend& backend, Comm& comm, const PartialFcOptions& options)
+    : backend_(backend), comm_(comm), options_(options), layout_(layout_for(options, comm)) {
+  if (options.embedding_size < 1)
+    throw UsageError(fmt::format("embedding_size is {}, expected at least 1",
+                                 options.embedding_size));
+  weight_ = backend_.empty({layout_.num_local, options.embedding_size}, DType::f32,
+                           MemoryPurpose::weights);
+  init_class_centres(backend_, weight_, layout_.class_start, options.seed);
+  momentum_ = backend_.zeros({layout_.num_local, options.embedding_size}, DType::f32,
+                             MemoryPurpose::optimizer);
+}
+
+void PartialFc::set_global_weight(const Tensor& global) {
+  check_shape(global, {options_.num_classes, options_.embedding_size},
+              "PartialFc::set_global_weight", "global");
+  check_dtype(global, DType::f32, "PartialFc::set_global_weight", "global");
+  backend_.copy(global.rows(layout_.class_start, layout_.class_end()), weight_);
+}
+
+Tensor PartialFc::gather_global_weight() {
+  if (options_.method == PfcMethod::dp) {
+    Tensor host = Tensor::host(weight_.shape(), DType::f32);
+    backend_.copy(weight_, host);
+    return host;
+  }
+  return gather_class_shards(backend_, comm_, layout_, weight_);
+}
+
+void PartialFc::inject_sampled_classes(std::vector<std::int64_t> global_index) {
+  if (options_.method != PfcMethod::pfc)
+    throw UsageError(fmt::format("injected sampled classes need method pfc, not {}",
+                                 pfc_method_name(options_.method)));
+  injected_ = std::move(global_index);
+}
+
+void PartialFc::clear_injected_classes() { injected_.reset(); }
+
+double PartialFc::forward_backward(const Tensor& embeddings, const Tensor& labels,
+                                   Tensor& embeddings_grad, std::int64_t step) {
+  const char* op = "PartialFc::forward_backward";
+  const std::int64_t emb = options_.embedding_size;
+  PFC_CHECK(embeddings.defined() && embeddings.rank() == 2 && embeddings.dim(1) == emb,
+            "{}: embeddings {} must be [batch, {}]", op, embeddings.describe(), emb);
+  check_dtype(embeddings, DType::f32, op, "embeddings");
+  PFC_CHECK(embeddings.device() == backend_.device(),
+            "{}: embeddings must be on the {} backend's device", op, backend_.name());
+  const std::int64_t batch = embeddings.dim(0);
+  PFC_CHECK(labels.defined() && labels.device() == DeviceKind::cpu,
+            "{}: labels must be a host tensor", op);
+  check_dtype(labels, DType::i64, op, "labels");
+  check_shape(labels, {batch}, op, "labels");
+  if (!embeddings_grad.defined())
+    embeddings_grad = backend_.empty({batch, emb}, DType::f32, MemoryPurpose::gradients);
+  check_shape(embeddings_grad, {batch, emb}, op, "embeddings_grad");
+  check_dtype(embeddings_grad, DType::f32, op, "embeddings_grad");
+
+  check_batch_sizes(batch);
+  const std::int64_t global_batch = batch * comm_.world_size();
+  std::vector<std::int64_t> global_labels = gather_labels(labels);
+  check_labels(global_labels, batch);
+
+  grad_pending_ = false;
+  double loss = 0.0;
+  if (options_.method == PfcMethod::dp) {
+    const auto first = global_labels.begin() + comm_.rank() * batch;
+    loss = data_parallel_step(embeddings, std::vector<std::int64_t>(first, first + batch),
+                              embeddings_grad, global_batch);
+  } else {
+    loss = sharded_step(embeddings, global_labels, embeddings_grad, step);
+  }
+  grad_pending_ = true;
+  return loss;
+}
+
+void PartialFc::check_batch_sizes(std::int64_t batch) {
+  // Every rank sees the same two sums, so all of them stop here together, instead of some
+  // entering an all-gather of mismatched sizes.
+  const double b = static_cast<double>(batch);
+  const double total = comm_.all_reduce_scalar(b, ReduceOp::sum);
+  const double largest = comm_.all_reduce_scalar(b, ReduceOp::max);
+  PFC_CHECK(total == largest * comm_.world_size(),
+            "PartialFc: the ranks' batch sizes differ (rank {} has {}, the largest is {}, the "
+            "sum {}); every rank must pass the same batch size",
+            comm_.rank(), batch, largest, total);
+}
+
+std::vector<std::int64_t> PartialFc::gather_labels(const Tensor& labels) {
+  // The communicator may move only device buffers (NCCL): labels go through the backend.
+  const std::int64_t batch = labels.numel();
+  Tensor send = backend_.empty({batch}, DType::i64, MemoryPurpose::comm);
+  backend_.copy(labels, send);
+  Tensor all = backend_.empty({batch * comm_.world_size()}, DType::i64, MemoryPurpose::comm);
+  comm_.all_gather(send, all);
+  Tensor host = Tensor::host(all.shape(), DType::i64, MemoryPurpose::comm);
+  backend_.copy(all, host);
+  const std::int64_t* p = host.data<std::int64_t>();
+  return std::vector<std::int64_t>(p, p + host.numel());
+}
+
+void PartialFc::check_labels(const std::vector<std::int64_t>& global_labels,
+                             std::int64_t batch) const {
+  for (std::size_t i = 0; i < global_labels.size(); ++i) {
+    const std::int64_t label = global_labels[i];
+    if (label < 0 || label >= options_.num_classes)
+      throw Error(fmt::format(
+          "label {} of sample {} on rank {} is outside the classes [0, {}) of num_classes",
+          label, static_cast<std::int64_t>(i) % batch, static_cast<std::int64_t>(i) / batch,
+          options_.num_classes));
+  }
+}
+
+Tensor PartialFc::to_backend(const std::vector<std::int64_t>& values, MemoryPurpose purpose) {
+  const auto n = static_cast<std::int64_t>(values.size());
+  Tensor host = Tensor::host({n}, DType::i64, purpose);
+  if (n > 0) std::memcpy(host.raw(), values.data(), host.bytes());
+  Tensor dev = backend_.empty({n}, DType::i64, purpose);
+  backend_.copy(host, dev);
+  return dev;
+}
+
+PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings,
+                                                   const Tensor& centres,
+                                                   const Tensor& local_label,
+                                                   std::int64_t global_batch,
+                                                   bool class_sharded) {
+  const std::int64_t rows = embeddings.dim(0), classes = centres.dim(0);
+  const std::int64_t emb = options_.embedding_size;
+  auto buffer = [&](const Shape& s, MemoryPurpose p = MemoryPurpose::activations) {
+    return backend_.empty(s, DType::f32, p);
+  };
+  Tensor en = buffer({rows, emb}), en_norm = buffer({rows});
+  backend_.l2_normalize_rows(embeddings, en, en_norm);
+  Tensor wn = buffer({classes, emb}), wn_norm = buffer({classes});
+  backend_.l2_normalize_rows(centres, wn, wn_norm);
+
+  // Distributed softmax: a class's logit lives on one rank only, so the row max and the row
+  // sum of exponentials are reduced over the ranks before they are used.
+  Tensor logits = buffer({rows, classes});
+  backend_.gemm(false, true, 1.0, en, wn, 0.0, logits);
+  Tensor row_max = buffer({rows});
+  backend_.margin_logits(logits, local_label, options_.margin, row_max);
+  if (class_sharded) comm_.all_reduce(row_max, ReduceOp::max);
+  Tensor row_sum = buffer({rows});
+  backend_.exp_and_row_sum(logits, row_max, row_sum);
+  if (class_sharded) comm_.all_reduce(row_sum, ReduceOp::sum);
+  Tensor target_prob = buffer({rows});
+  backend_.softmax_grad(logits, row_sum, local_label, options_.margin.scale, global_batch,
+                        target_prob);
+  // Each target is on exactly one rank; the others contribute 0.
+  if (class_sharded) comm_.all_reduce(target_prob, ReduceOp::sum);
+
+  HeadGradients out;
+  Tensor prob_host = Tensor::host({rows}, DType::f32, MemoryPurpose::activations);
+  backend_.copy(target_prob, prob_host);
+  const float* p = prob_host.data<float>();
+  for (std::int64_t r = 0; r < rows; ++r)
+    out.loss_sum -= std::log(std::max(static_cast<double>(p[r]), kMinTargetProb));
+
+  // logits now holds d loss / d cos. Through cos = En Wn^T, then the two normalisations.
+  Tensor d_en = buffer({rows, emb});
+  backend_.gemm(false, false, 1.0, logits, wn, 0.0, d_en);
+  Tensor d_wn = buffer({classes, emb});
+  backend_.gemm(true, false, 1.0, logits, en, 0.0, d_wn);
+  logits = Tensor();
+  out.embeddings_grad = buffer({rows, emb});
+  backend_.l2_normalize_rows_backward(d_en, en, en_norm, out.embeddings_grad);
+  out.weight_grad = buffer({classes, emb}, MemoryPurpose::gradients);
+  backend_.l2_normalize_rows_backward(d_wn, wn, wn_norm, out.weight_grad);
+  return out;
+}
+
+double PartialFc::data_parallel_step(const Tensor& embeddings, std::vector<std::int64_t> labels,
+                                     Tensor& embeddings_grad, std::int64_t global_batch) {
+  // Each rank scores its own samples against every class; the global batch's loss and
+  // centre gradient are sums over ranks (the gradient's all-reduce is what makes dp costly).
+  Tensor local_label = to_backend(labels, MemoryPurpose::workspace);
+  HeadGradients g = margin_softmax(embeddings, weight_, local_label, global_batch, false);
+  backend_.copy(g.embeddings_grad, embeddings_grad);
+  comm_.all_reduce(g.weight_grad, ReduceOp::sum);
+  weight_grad_ = std::move(g.weight_grad);
+  sampled_.clear();
+  sampled_device_ = Tensor();
+  return comm_.all_reduce_scalar(g.loss_sum, ReduceOp::sum) / static_cast<double>(global_batch);
+}
+
+double PartialFc::sharded_step(const Tensor& embeddings,
+                               const std::vector<std::int64_t>& global_labels,
+                               Tensor& embeddings_grad, std::int64_t step) {
+  const std::int64_t global_batch = static_cast<std::int64_t>(global_labels.size());
+  Tensor total = backend_.empty({global_batch, options_.embedding_size}, DType::f32,
+                                MemoryPurpose::comm);
+  comm_.all_gather(embeddings, total);
+
+  std::vector<std::int64_t> local_labels;
+  Tensor centres;
+  if (options_.method == PfcMethod::mp) {
+    local_labels = shard_local_labels(global_labels, layout_);
+    centres = weight_;
+    sampled_.clear();
+    sampled_device_ = Tensor();
+  } else {
+    ClassSample s = injected_
+                        ? injected_classes(global_labels, layout_, *injected_)
+                        : sample_classes(global_labels, layout_,
+                                         sampler_key(options_.seed, step, layout_.rank));
+    sampled_ = std::move(s.index);
+    local_labels = std::move(s.local_label);
+    sampled_device_ = to_backend(sampled_, MemoryPurpose::workspace);
+    centres = backend_.empty({static_cast<std::int64_t>(sampled_.size()),
+                              options_.embedding_size},
+                             DType::f32, MemoryPurpose::activations);
+    backend_.gather_rows(weight_, sampled_device_, centres);
+  }
+  Tensor local_label = to_backend(local_labels, MemoryPurpose::workspace);
+  HeadGradients g = margin_softmax(total, centres, local_label, global_batch, true);
+  // Every rank holds a part of each sample's gradient (its classes' share): the sum goes
+  // back to the rank that owns the sample.
+  comm_.reduce_scatter(g.embeddings_grad, embeddings_grad, ReduceOp::sum);
+  weight_grad_ = std::move(g.weight_grad);
+  // Every rank saw the same all-reduced target probabilities: the loss needs no collective.
+  return g.loss_sum / static_cast<double>(global_batch);
+}
+
+void PartialFc::step(double lr, double momentum, double weight_decay) {
+  PFC_CHECK(grad_pending_, "PartialFc::step: no gradient since the last step (call "
+            "forward_backward first)");
+  if (options_.method == PfcMethod::pfc) {
+    if (!sampled_.empty())
+      backend_.sgd_update_rows(weight_, momentum_, sampled_device_, weight_grad_, lr, momentum,
+                               weight_decay);
+  } else {
+    backend_.sgd_update(weight_, weight_grad_, momentum_, lr, momentum, weight_decay);
+  }
+  grad_pending_ = false;
+}
+
+std::vector<std::int64_t> PartialFc::sampled_index() const {
+  if (options_.method == PfcMethod::pfc) return sampled_;
+  std::vector<std::int64_t> all(static_cast<std::size_t>(layout_.num_local));
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+
+Tensor PartialFc::shard_weight_grad() {
+  PFC_CHECK(weight_grad_.defined(), "PartialFc: no gradient yet (call forward_backward first)");
+  if (options_.method != PfcMethod::pfc) return weight_grad_;
+  Tensor full = backend_.zeros(weight_.shape(), DType::f32, MemoryPurpose::gradients);
+  if (!sampled_.empty()) backend_.scatter_rows(weight_grad_, sampled_device_, full);
+  return full;
+}
+
+Tensor PartialFc::gather_global_weight_grad() {
+  Tensor shard = shard_weight_grad();
+  if (options_.method == PfcMethod::dp) {
+    Tensor host = Tensor::host(shard.shape(), DType::f32);
+    backend_.copy(shard, host);
+    return host;
+  }
+  return gather_class_shards(backend_, comm_, layout_, shard);
+}
+
+}  // namespace pfc

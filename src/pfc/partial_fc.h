@@ -1,0 +1,115 @@
+// The PartialFC classifier head of one rank: its class centres and their momentum, the margin
+// softmax over the global batch, and the classifier's SGD step, for the three ways of holding
+// the classifier (see pfc_method.h). Written only against Backend and Comm, so the same code
+// runs on the CPU with MpiComm and on the GPU with NcclComm.
+//
+// One training step: forward_backward (loss, the gradient of this rank's embeddings, and the
+// class centres' gradient kept for step), then step.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "backend/backend.h"
+#include "comm/comm.h"
+#include "pfc/pfc_method.h"
+#include "pfc/shard_layout.h"
+
+namespace pfc {
+
+struct PartialFcOptions {
+  std::int64_t num_classes = 0;
+  std::int64_t embedding_size = 0;
+  double sample_rate = 1.0;  // pfc only: dp and mp use every class whatever it says
+  MarginParams margin;
+  PfcMethod method = PfcMethod::pfc;
+  std::uint64_t seed = 0;  // class-centre init and the sampler's draws
+};
+
+class PartialFc {
+ public:
+  // The centres start as N(0, 0.01) keyed by their global index: the same global matrix on
+  // any number of ranks. Momentum starts at zero.
+  PartialFc(Backend& backend, Comm& comm, const PartialFcOptions& options);
+  PartialFc(const PartialFc&) = delete;
+  PartialFc& operator=(const PartialFc&) = delete;
+
+  const PartialFcOptions& options() const { return options_; }
+  // The classes this rank holds: its shard (mp, pfc) or all of them (dp, a one-rank layout).
+  const ShardLayout& layout() const { return layout_; }
+
+  // This rank's centres and momentum, [layout().num_local, emb] f32 on the backend's device
+  // (checkpoints read and write them directly).
+  Tensor& weight() { return weight_; }
+  Tensor& momentum() { return momentum_; }
+  // Takes this rank's rows of a global [num_classes, emb] f32 matrix (any device).
+  void set_global_weight(const Tensor& global);
+  // Collective: the global [num_classes, emb] centres, on the host of every rank.
+  Tensor gather_global_weight();
+
+  // From now on, sample exactly these classes (sorted global ids, e.g. a golden file's
+  // sampled_index) instead of drawing them; each rank uses the ones it owns. pfc only.
+  void inject_sampled_classes(std::vector<std::int64_t> global_index);
+  void clear_injected_classes();
+
+  // embeddings [b, emb] f32 on the backend's device; labels [b] i64 on the host, each in
+  // [0, num_classes) (checked on the gathered batch, so every rank throws alike); every rank
+  // passes the same b. Writes d loss / d embeddings to embeddings_grad [b, emb] (allocated
+  // when undefined) and returns the loss, the mean over the global batch of
+  // -log(max(p_target, 1e-30)). `step` keys the sampler's draw.
+  double forward_backward(const Tensor& embeddings, const Tensor& labels,
+                          Tensor& embeddings_grad, std::int64_t step);
+
+  // SGD with momentum and weight decay on the centres the last forward_backward used: every
+  // row (dp, mp) or the sampled rows only (pfc; other rows and their momentum untouched).
+  void step(double lr, double momentum, double weight_decay);
+
+  // What the last forward_backward used and produced:
+  // the local rows (sorted; every row for dp and mp),
+  std::vector<std::int64_t> sampled_index() const;
+  // their gradient [sampled, emb] (dp: already summed over ranks),
+  const Tensor& sampled_weight_grad() const { return weight_grad_; }
+  // the gradient of the whole shard [num_local, emb], zero on rows that were not sampled,
+  Tensor shard_weight_grad();
+  // and, collectively, the global [num_classes, emb] gradient on the host of every rank.
+  Tensor gather_global_weight_grad();
+
+ private:
+  struct HeadGradients {
+    Tensor embeddings_grad;  // [rows, emb]
+    Tensor weight_grad;      // [classes, emb]
+    double loss_sum = 0.0;   // sum over the rows of -log(max(p_target, 1e-30))
+  };
+
+  void check_batch_sizes(std::int64_t batch);
+  std::vector<std::int64_t> gather_labels(const Tensor& labels);
+  void check_labels(const std::vector<std::int64_t>& global_labels, std::int64_t batch) const;
+  Tensor to_backend(const std::vector<std::int64_t>& values, MemoryPurpose purpose);
+  // The margin softmax and its backward for embeddings [rows, emb] against centres
+  // [classes, emb]; class_sharded: the classes of a row are spread over the ranks, so the
+  // row max, row sum and target probability are all-reduced.
+  HeadGradients margin_softmax(const Tensor& embeddings, const Tensor& centres,
+                               const Tensor& local_label, std::int64_t global_batch,
+                               bool class_sharded);
+  double data_parallel_step(const Tensor& embeddings, std::vector<std::int64_t> labels,
+                            Tensor& embeddings_grad, std::int64_t global_batch);
+  double sharded_step(const Tensor& embeddings, const std::vector<std::int64_t>& global_labels,
+                      Tensor& embeddings_grad, std::int64_t step);
+
+  Backend& backend_;
+  Comm& comm_;
+  PartialFcOptions options_;
+  ShardLayout layout_;
+  Tensor weight_;
+  Tensor momentum_;
+  std::optional<std::vector<std::int64_t>> injected_;
+
+  // The last forward_backward's rows (pfc) and gradient, kept for step().
+  std::vector<std::int64_t> sampled_;
+  Tensor sampled_device_;
+  Tensor weight_grad_;
+  bool grad_pending_ = false;
+};
+
+}  // namespace pfc

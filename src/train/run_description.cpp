@@ -1,0 +1,46 @@
+#include "train/run_description.h"
+
+#include <unistd.h>
+
+#include <cstring>
+
+namespace pfc {
+
+namespace {
+
+constexpr std::int64_t kNameBytes = 64;
+
+// Every rank's `name`, comma-separated in rank order (names longer than 63 bytes are cut).
+std::string gather_names(Comm& comm, Backend& backend, const std::string& name) {
+  Tensor mine = Tensor::host({1, kNameBytes}, DType::u8);
+  std::memset(mine.raw(), 0, kNameBytes);
+  std::memcpy(mine.raw(), name.data(), std::min<std::size_t>(name.size(), kNameBytes - 1));
+  Tensor send = backend.empty({1, kNameBytes}, DType::u8, MemoryPurpose::comm);
+  Tensor recv = backend.empty({comm.world_size(), kNameBytes}, DType::u8, MemoryPurpose::comm);
+  backend.copy(mine, send);
+  comm.all_gather(send, recv);
+  Tensor all = Tensor::host(recv.shape(), DType::u8);
+  backend.copy(recv, all);
+  std::string joined;
+  for (int r = 0; r < comm.world_size(); ++r) {
+    if (r) joined += ",";
+    joined += reinterpret_cast<const char*>(all.data<std::uint8_t>() + r * kNameBytes);
+  }
+  return joined;
+}
+
+}  // namespace
+
+RunInfo describe_run(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line) {
+  RunInfo info;
+  info.command_line = command_line;
+  info.world_size = comm.world_size();
+  info.emulated = cfg.emulate_world_size > 0;
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  info.hosts = gather_names(comm, backend, host);
+  info.gpu_names = gather_names(comm, backend, backend.name());
+  return info;
+}
+
+}  // namespace pfc

@@ -1,0 +1,352 @@
+#include "train/trainer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <filesystem>
+#include <numeric>
+
+#include "config/network_layers.h"
+#include "data/data_source.h"
+#include "io/checkpoint.h"
+#include "io/checkpoint_layout.h"
+#include "io/checkpoint_reader.h"
+#include "io/checkpoint_writer.h"
+#include "io/metrics_writer.h"
+#include "model/iresnet.h"
+#include "pfc/partial_fc.h"
+#include "train/grad_clip.h"
+#include "train/loss_scaler.h"
+#include "train/lr_schedule.h"
+#include "train/run_control.h"
+#include "train/run_description.h"
+
+namespace pfc {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Everything one rank holds during a run.
+class TrainingRun {
+ public:
+  TrainingRun(const Config& cfg, Comm& comm, Backend& backend)
+      : cfg_(cfg),
+        comm_(comm),
+        backend_(backend),
+        model_(backend, backbone_options(cfg)),
+        head_(backend, comm, head_options(cfg)),
+        schedule_(cfg, comm.world_size()),
+        scaler_(cfg.fp16, cfg.batch_size),
+        data_(make_data_source(cfg, comm.rank(), comm.world_size())),
+        images_(backend.empty({cfg.batch_size, cfg.image_size, cfg.image_size, 3}, DType::f32,
+                              MemoryPurpose::data)) {
+    model_.initialize(static_cast<std::uint64_t>(cfg.seed));
+    for (Parameter* p : model_.parameters())
+      if (p->trainable) {
+        p->momentum = backend.zeros(p->value.shape(), DType::f32, MemoryPurpose::optimizer);
+        trainable_.push_back(p);
+        grads_.push_back(p->grad);
+      }
+  }
+
+  std::int64_t step() const { return step_; }
+  std::int64_t last_step() const {
+    const std::int64_t total = schedule_.total_steps();
+    return cfg_.steps > 0 ? std::min(cfg_.steps, total) : total;
+  }
+
+  // One optimizer step (or a skipped one, on fp16 overflow). Returns the loss.
+  double train_step() {
+    Batch batch;
+    data_->next(batch);
+    backend_.copy(batch.images, images_);
+    const Tensor embeddings = model_.forward(images_);
+    const double loss = head_.forward_backward(embeddings, batch.labels, embeddings_grad_, step_);
+    if (scaler_.enabled()) backend_.scale(embeddings_grad_, scaler_.scale());
+    model_.backward(embeddings_grad_);
+
+    // The backbone's gradient is averaged over the ranks as DistributedDataParallel does, and
+    // unscaled in the same pass.
+    bool finite = true;
+    for (Tensor& g : grads_) {
+      comm_.all_reduce(g, ReduceOp::sum);
+      backend_.scale(g, 1.0 / (comm_.world_size() * scaler_.scale()));
+      finite = finite && backend_.all_finite(g);
+    }
+    finite = comm_.all_reduce_scalar(finite ? 0.0 : 1.0, ReduceOp::max) == 0.0;
+    const double lr = schedule_.lr(step_);
+    if (scaler_.update(finite)) {
+      clip_grad_norm(backend_, grads_, cfg_.clip_grad_norm);
+      for (Parameter* p : trainable_)
+        backend_.sgd_update(p->value, p->grad, p->momentum, lr, cfg_.momentum, cfg_.weight_decay);
+      model_.refresh_working_copies();
+    }
+    // The classifier is fp32 and unscaled: it steps every time, as in the seed.
+    head_.step(lr, cfg_.momentum, cfg_.weight_decay);
+    last_lr_ = lr;
+    ++step_;
+    return loss;
+  }
+
+  double last_lr() const { return last_lr_; }
+  double loss_scale() const { return scaler_.scale(); }
+  std::int64_t epoch() const { return data_->position().epoch; }
+  std::int64_t skipped_records() const { return data_->skipped_records(); }
+
+  void save(const std::filesystem::path& root) {
+    Checkpoint ckpt;
+    if (comm_.rank() == 0) {
+      for (const Parameter* p : model_.parameters()) {
+        ckpt.parameters.push_back({p->name, model_.export_parameter(*p)});
+        if (p->trainable) ckpt.momentum.push_back({p->name, model_.export_parameter(*p, p->momentum)});
+      }
+      for (const Buffer* b : model_.buffers()) {
+        Tensor host = Tensor::host(b->value.shape(), DType::f32);
+        backend_.copy(b->value, host);
+        ckpt.buffers.push_back({b->name, host});
+      }
+    }
+    // DP holds every row on every rank; it saves the rows MP would give this rank.
+    const ShardLayout saved = saved_layout();
+    const std::int64_t offset = saved.class_start - head_.layout().class_start;
+    ckpt.shard.class_start = saved.class_start;
+    ckpt.shard.weight = to_host(head_.weight().rows(offset, offset + saved.num_local));
+    ckpt.shard.momentum = to_host(head_.momentum().rows(offset, offset + saved.num_local));
+    TrainingState& s = ckpt.state;
+    s.step = step_;
+    s.epoch = epoch();
+    s.data = data_->position();
+    s.loss_scale = scaler_.state().scale;
+    s.loss_scale_clean_steps = scaler_.state().clean_steps;
+    s.lr_step = step_;
+    s.seed = cfg_.seed;
+    s.method = cfg_.method;
+    s.sample_rate = cfg_.sample_rate;
+    s.num_classes = cfg_.num_classes;
+    s.embedding_size = cfg_.embedding_size;
+    s.config_toml = cfg_.source_text;
+    const CheckpointInfo info = write_checkpoint(comm_, root, ckpt, cfg_.keep_checkpoints);
+    if (comm_.rank() == 0) spdlog::info("checkpoint written: {}", info.path.string());
+  }
+
+  void restore(const CheckpointInfo& info) {
+    const ShardLayout& layout = head_.layout();
+    const Checkpoint ckpt = read_checkpoint(
+        info.path, {cfg_.num_classes, cfg_.embedding_size, layout.class_start, layout.num_local});
+    for (const NamedTensor& t : ckpt.parameters) model_.import_parameter(t.name, t.value);
+    for (const NamedTensor& t : ckpt.momentum) {
+      Parameter* p = model_.find_parameter(t.name);
+      PFC_CHECK(p && p->momentum.defined(), "checkpoint {} has momentum for unknown '{}'",
+                info.path.string(), t.name);
+      Tensor ours = Tensor::host(p->value.shape(), DType::f32);
+      torch_to_ours(*p, t.value.data<float>(), ours.data<float>());
+      backend_.copy(ours, p->momentum);
+    }
+    for (const NamedTensor& t : ckpt.buffers) {
+      Buffer* b = model_.find_buffer(t.name);
+      PFC_CHECK(b != nullptr, "checkpoint {} has unknown buffer '{}'", info.path.string(), t.name);
+      backend_.copy(t.value, b->value);
+    }
+    backend_.copy(ckpt.shard.weight, head_.weight());
+    backend_.copy(ckpt.shard.momentum, head_.momentum());
+    step_ = ckpt.state.step;
+    data_->seek(ckpt.state.data);
+    scaler_.restore({ckpt.state.loss_scale, ckpt.state.loss_scale_clean_steps});
+    model_.refresh_working_copies();
+  }
+
+  IResNet& model() { return model_; }
+
+ private:
+  static IResNetOptions backbone_options(const Config& cfg) {
+    IResNetOptions o;
+    o.layers = network_layers(cfg);
+    o.widths = cfg.widths;
+    o.image_size = cfg.image_size;
+    o.embedding_size = cfg.embedding_size;
+    o.fp16 = cfg.fp16 && cfg.device == "cuda";
+    return o;
+  }
+
+  static PartialFcOptions head_options(const Config& cfg) {
+    PartialFcOptions o;
+    o.num_classes = cfg.num_classes;
+    o.embedding_size = cfg.embedding_size;
+    o.sample_rate = cfg.sample_rate;
+    o.margin = MarginParams{cfg.margin_list[0], cfg.margin_list[1], cfg.margin_list[2], cfg.scale_s};
+    o.method = parse_pfc_method(cfg.method);
+    o.seed = static_cast<std::uint64_t>(cfg.seed);
+    return o;
+  }
+
+  ShardLayout saved_layout() const {
+    return ShardLayout::make(cfg_.num_classes, comm_.world_size(), comm_.rank(), 1.0);
+  }
+
+  Tensor to_host(const Tensor& t) {
+    Tensor host = Tensor::host(t.shape(), t.dtype());
+    backend_.copy(t, host);
+    return host;
+  }
+
+  const Config& cfg_;
+  Comm& comm_;
+  Backend& backend_;
+  IResNet model_;
+  PartialFc head_;
+  LrSchedule schedule_;
+  LossScaler scaler_;
+  std::unique_ptr<DataSource> data_;
+  Tensor images_;
+  Tensor embeddings_grad_;
+  std::vector<Parameter*> trainable_;
+  std::vector<Tensor> grads_;
+  std::int64_t step_ = 0;
+  double last_lr_ = 0;
+};
+
+// Per-rank figures of one step, gathered to every rank through the comm.
+struct RankFigures {
+  std::vector<double> step_time_s;
+  std::vector<std::int64_t> mem_in_use, mem_peak;
+};
+
+RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const MemorySnapshot& m) {
+  Tensor mine = Tensor::host({1, 3}, DType::f64);
+  mine.data<double>()[0] = step_time;
+  mine.data<double>()[1] = static_cast<double>(m.total_in_use);
+  mine.data<double>()[2] = static_cast<double>(m.total_peak);
+  const int w = comm.world_size();
+  Tensor send = backend.empty({1, 3}, DType::f64, MemoryPurpose::comm);
+  Tensor recv = backend.empty({w, 3}, DType::f64, MemoryPurpose::comm);
+  backend.copy(mine, send);
+  comm.all_gather(send, recv);
+  Tensor all = Tensor::host({w, 3}, DType::f64);
+  backend.copy(recv, all);
+  RankFigures f;
+  for (int r = 0; r < w; ++r) {
+    const double* row = all.data<double>() + 3 * r;
+    f.step_time_s.push_back(row[0]);
+    f.mem_in_use.push_back(static_cast<std::int64_t>(row[1]));
+    f.mem_peak.push_back(static_cast<std::int64_t>(row[2]));
+  }
+  return f;
+}
+
+}  // namespace
+
+TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line) {
+  const bool leader = comm.rank() == 0;
+  const std::filesystem::path output(cfg.output);
+  const std::filesystem::path ckpt_root = checkpoint_root(cfg.output);
+  const std::string metrics_path = (output / "metrics.h5").string();
+  if (leader) std::filesystem::create_directories(output);
+  comm.barrier();
+
+  std::optional<CheckpointInfo> resume_from;
+  if (cfg.resume) {
+    resume_from = latest_checkpoint(ckpt_root);
+    if (!resume_from)
+      throw UsageError(fmt::format("resume = true but {} holds no checkpoint", ckpt_root.string()));
+  }
+
+  const RunInfo info = describe_run(cfg, comm, backend, command_line);
+  std::optional<MetricsWriter> metrics;
+  if (leader)
+    metrics = resume_from ? MetricsWriter::resume(metrics_path, cfg, info, resume_from->step)
+                          : MetricsWriter::create(metrics_path, cfg, info);
+
+  MemoryLedger& ledger = backend.allocator().ledger();
+  std::unique_ptr<TrainingRun> run;
+  try {
+    run = std::make_unique<TrainingRun>(cfg, comm, backend);
+    if (resume_from) {
+      run->restore(*resume_from);
+      if (leader) spdlog::info("resumed from {} at step {}", resume_from->path.string(), run->step());
+    }
+  } catch (const OutOfMemoryError& e) {
+    if (metrics)
+      metrics->finish({"out_of_memory", e.what(), e.needed_bytes(), e.available_bytes()});
+    throw;
+  }
+
+  const auto fault = injected_fault_from_environment();
+  install_stop_signal_handlers();
+  TrainerRun result;
+  result.metrics_path = metrics_path;
+  const std::int64_t global_batch = cfg.batch_size * comm.world_size();
+  double loss_sum = 0;
+  std::int64_t interval_steps = 0;
+  auto interval_start = Clock::now();
+  const auto run_start = Clock::now();
+  std::int64_t last_saved = run->step();
+
+  try {
+    while (run->step() < run->last_step()) {
+      check_injected_fault(fault, comm.rank(), run->step() + 1);
+      ledger.reset_peak();
+      const auto step_start = Clock::now();
+      loss_sum += run->train_step();
+      backend.synchronize();
+      const double step_time = seconds_since(step_start);
+      ++interval_steps;
+
+      const bool log_now = run->step() % cfg.frequent == 0 || run->step() == run->last_step();
+      if (log_now) {
+        const RankFigures figures = gather_figures(comm, backend, step_time, ledger.snapshot());
+        const double elapsed = seconds_since(interval_start);
+        const double speed = static_cast<double>(interval_steps * global_batch) / elapsed;
+        const double mean_loss = loss_sum / static_cast<double>(interval_steps);
+        if (leader) {
+          fmt::print("Training: Speed {:.2f} samples/sec   Loss {:.4f}   LearningRate {:.4f}   "
+                     "Epoch: {}   Global Step: {}\n",
+                     speed, mean_loss, run->last_lr(), run->epoch(), run->step());
+          std::fflush(stdout);
+          StepMetrics row;
+          row.step = run->step();
+          row.wall_time_s = seconds_since(run_start);
+          row.loss = mean_loss;
+          row.lr = run->last_lr();
+          row.loss_scale = run->loss_scale();
+          row.samples_per_s = speed;
+          row.skipped_records = run->skipped_records();
+          row.step_time_s = figures.step_time_s;
+          row.mem_in_use_bytes = figures.mem_in_use;
+          row.mem_peak_bytes = figures.mem_peak;
+          metrics->append(row);
+        }
+        loss_sum = 0;
+        interval_steps = 0;
+        interval_start = Clock::now();
+      }
+      if (agree_to_stop(comm)) {
+        result.stopped_by_signal = true;
+        break;
+      }
+      if (cfg.checkpoint_every > 0 && run->step() % cfg.checkpoint_every == 0) {
+        run->save(ckpt_root);
+        last_saved = run->step();
+      }
+    }
+    if (run->step() != last_saved) run->save(ckpt_root);
+  } catch (const OutOfMemoryError& e) {
+    if (metrics) metrics->finish({"out_of_memory", e.what(), e.needed_bytes(), e.available_bytes()});
+    throw;
+  } catch (const std::exception& e) {
+    if (metrics) metrics->finish({"failed", e.what(), 0, 0});
+    throw;
+  }
+  if (metrics) {
+    metrics->finish({"ok", result.stopped_by_signal ? "stopped by signal" : "", 0, 0});
+    spdlog::info("metrics: {}", metrics_path);
+  }
+  result.steps_done = run->step();
+  return result;
+}
+
+}  // namespace pfc

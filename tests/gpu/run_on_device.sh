@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The GPU machine's check of an installed pfc, run from the repository root with the tree
+# installed in ./dist (`cmake --install build --prefix dist`); full logs go to OUTDIR.
+#
+#   tests/gpu/run_on_device.sh OUTDIR
+#
+# Steps, each under `timeout` and logged to OUTDIR/<step>.log: nvidia-smi; the gpu-labelled
+# tests (pfc_gpu_tests); the golden check in fp32 and fp16 on tiny and r50; the benchmark
+# cases (r50, batch 128, fp16, world size 1, synthetic data); then a table beside the
+# PyTorch figures of SPEC.md. A failing step is marked in the table and the rest still run.
+# The whole script keeps to PFC_DEVICE_BUDGET_S seconds (default 450): a step that no longer
+# fits is shortened or skipped.
+set -u -o pipefail
+
+OUTDIR=${1:?usage: tests/gpu/run_on_device.sh OUTDIR}
+mkdir -p "$OUTDIR"
+BUDGET_S=${PFC_DEVICE_BUDGET_S:-450}
+BIN=dist/bin
+GOLDEN=dist/share/pfc/golden/iresnet_arcface_torch.h5
+INPUT=dist/share/pfc/input
+
+# cuDNN and NCCL live in /usr/lib/x86_64-linux-gnu there, ahead of any other copy.
+export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# The machine runs commands as root; pfc starts MPI as a singleton.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 \
+       OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+export PYTHONUNBUFFERED=1
+
+STEPS=()   # "step|result"
+ROWS=()    # "case|samples/s|peak GiB|PyTorch samples/s|PyTorch GiB"
+
+echo "== libraries the installed programs cannot find (none is good)"
+for exe in "$BIN/pfc" "$BIN/pfc_gpu_tests"; do
+  if [[ -x $exe ]]; then
+    missing=$(ldd "$exe" 2>&1 | grep "not found")
+    echo "$exe: ${missing:-all found}" | tee -a "$OUTDIR/ldd.log"
+  else
+    echo "$exe: missing from dist/" | tee -a "$OUTDIR/ldd.log"
+  fi
+done
+
+# run_step NAME LIMIT_S CMD...: runs CMD into OUTDIR/NAME.log within the time left.
+run_step() {
+  local name=$1 limit=$2
+  shift 2
+  local left=$((BUDGET_S - SECONDS))
+  if ((left < 15)); then
+    echo "skipped: the time budget of ${BUDGET_S}s is spent" >"$OUTDIR/$name.log"
+    echo "== $name: SKIPPED (time budget)"
+    return 125
+  fi
+  ((limit > left)) && limit=$left
+  echo "== $name (limit ${limit}s): $*"
+  local start=$SECONDS
+  timeout --kill-after=10 "$limit" "$@" >"$OUTDIR/$name.log" 2>&1
+  local rc=$?
+  echo "   rc $rc after $((SECONDS - start))s"
+  return $rc
+}
+
+verdict() {  # verdict RC
+  case $1 in
+    0) echo PASS ;;
+    124 | 137) echo "FAIL (timeout)" ;;
+    125) echo "SKIPPED (time budget)" ;;
+    *) echo "FAIL (rc $1)" ;;
+  esac
+}
+
+# ---- 1. the device ----------------------------------------------------------------------
+run_step nvidia-smi 20 nvidia-smi
+STEPS+=("nvidia-smi|$(verdict $?)")
+
+# ---- 2. gpu-labelled tests ---------------------------------------------------------------
+run_step gpu_tests 100 "$BIN/pfc_gpu_tests" --gtest_color=no
+rc=$?
+STEPS+=("gpu tests|$(verdict $rc)")
+grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUTDIR/gpu_tests.log" | head -40
+
+# ---- 3. golden check, fp32 then fp16 -------------------------------------------------------
+for precision in fp32 fp16; do
+  if [[ -f $GOLDEN ]]; then
+    run_step "golden_$precision" 70 "$BIN/pfc" golden "$GOLDEN" --case tiny/arcface_sr1 \
+      --case r50/arcface_sr1 --device cuda --precision "$precision"
+    rc=$?
+  else
+    echo "golden file $GOLDEN was not installed" >"$OUTDIR/golden_$precision.log"
+    rc=2
+  fi
+  STEPS+=("golden $precision|$(verdict $rc)")
+  tail -n 15 "$OUTDIR/golden_$precision.log"
+done
+
+# ---- 4. benchmarks --------------------------------------------------------------------------
+# Prints "samples/s peak_GiB" from OUTDIR/<case>/metrics.h5 (/summary attributes), or the
+# last speed of the log when the file cannot be read.
+read_metrics() {
+  local h5="$1/metrics.h5" log=$2 figures=""
+  if [[ -f $h5 ]] && python3 -c "import h5py" 2>/dev/null; then
+    figures=$(python3 - "$h5" 2>/dev/null <<'PY'
+import sys
+import h5py
+with h5py.File(sys.argv[1], "r") as f:
+    a = f["summary"].attrs
+    print(f"{float(a['samples_per_s']):.1f} {float(a['mem_peak_bytes']) / 2**30:.2f}")
+PY
+    )
+  fi
+  if [[ -z $figures && -f $h5 ]] && command -v h5dump >/dev/null; then
+    local s p
+    s=$(h5dump -a /summary/samples_per_s "$h5" 2>/dev/null | grep -oE '\(0\): [-0-9.eE+]+' | awk '{print $2}')
+    p=$(h5dump -a /summary/mem_peak_bytes "$h5" 2>/dev/null | grep -oE '\(0\): [-0-9.eE+]+' | awk '{print $2}')
+    [[ -n $s && -n $p ]] && figures=$(awk -v s="$s" -v p="$p" 'BEGIN { printf "%.1f %.2f", s, p / 2^30 }')
+  fi
+  if [[ -z $figures ]]; then
+    local s
+    s=$(grep -oE 'Speed +[0-9.]+ samples/sec' "$log" | tail -n 1 | awk '{print $2}')
+    figures="${s:-?} ?"
+  fi
+  echo "$figures"
+}
+
+# Overrides added to every benchmark run, e.g. PFC_BENCH_SETS="--set data_workers=8".
+read -r -a BENCH_SETS <<<"${PFC_BENCH_SETS:-}"
+LAST_RESULT=""
+# bench CASE LIMIT_S TORCH_SPS TORCH_GIB CONFIG [--set ...]
+bench() {
+  local name=$1 limit=$2 torch_sps=$3 torch_gib=$4 config=$5
+  shift 5
+  local out="$OUTDIR/$name"
+  run_step "$name" "$limit" "$BIN/pfc" train "$INPUT/$config" --set 'device="cuda"' \
+    --set frequent=10 --set "output=\"$out\"" "$@" "${BENCH_SETS[@]}"
+  local rc=$?
+  # A classifier of millions of classes checkpoints tens of GB: none of it is needed here.
+  rm -rf "$out/ckpt"
+  local sps gib="-"
+  if grep -q -E "device memory: need|out of memory" "$OUTDIR/$name.log"; then
+    sps="OOM"
+  elif ((rc == 0)); then
+    read -r sps gib <<<"$(read_metrics "$out" "$OUTDIR/$name.log")"
+  else
+    sps=$(verdict $rc)
+  fi
+  LAST_RESULT=$sps
+  ROWS+=("$name|$sps|$gib|$torch_sps|$torch_gib")
+}
+
+# The backbone alone has no config of its own: MP with 1000 classes stands in for it (the
+# classifier then costs well under 1% of the step). Its PyTorch figures are channels_last,
+# the layout closest to our NHWC.
+bench backbone_mp1k 50 "3203 (channels_last)" "5.2" base.toml \
+  --set 'method="mp"' --set sample_rate=1.0 --set num_classes=1000 --set steps=40
+bench mp_125k 50 "1987" "6.6" base.toml \
+  --set 'method="mp"' --set sample_rate=1.0 --set num_classes=125000 --set steps=40
+bench mp_3m 60 "770" "45.0" 3millions.toml --set steps=40
+bench pfc0.1_3m 60 "1201 (1444 channels_last)" "23.7 (32.9 on device)" 3millions_pfc.toml \
+  --set steps=40
+# The largest classifier that fits: stop at the first that does not.
+for classes in 16000000 24000000 32000000; do
+  bench "pfc0.1_$((classes / 1000000))m" 75 "out of memory" "> 139" 3millions_pfc.toml \
+    --set num_classes=$classes --set steps=20
+  [[ $LAST_RESULT == OOM || $LAST_RESULT == FAIL* || $LAST_RESULT == SKIPPED* ]] && break
+done
+
+# ---- 5. the tables ----------------------------------------------------------------------------
+{
+  echo
+  echo "step | result"
+  for s in "${STEPS[@]}"; do echo "$s" | sed 's/|/ | /g'; done
+  echo
+  echo "case | samples/s | peak GiB | PyTorch samples/s | PyTorch GiB"
+  for r in "${ROWS[@]}"; do echo "$r" | sed 's/|/ | /g'; done
+  echo
+  echo "(r50, batch 128, fp16, one H200, world size 1; PyTorch figures from SPEC.md; ${SECONDS}s in all)"
+} | tee "$OUTDIR/summary.txt"

@@ -1,0 +1,488 @@
+// PartialFc on 1..4 ranks against a plain double-precision implementation of the margin
+// softmax written here, against itself on one rank, and across its three methods; the sparse
+// update, the sampler's reproducibility, and bad input rejected on every rank alike.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/backend.h"
+#include "comm/mpi_comm.h"
+#include "core/counter_rng.h"
+#include "pfc/class_centre_init.h"
+#include "pfc/partial_fc.h"
+#include "pfc/shard_gather.h"
+
+namespace pfc {
+namespace {
+
+constexpr MarginParams kArcFace{1.0, 0.5, 0.0, 64.0};
+constexpr MarginParams kCosFace{1.0, 0.0, 0.4, 64.0};
+constexpr MarginParams kCombined{0.9, 0.4, 0.15, 64.0};
+
+enum class LabelRule { spread, last_rank_only };
+
+// A global batch every rank builds alike; rank r feeds rows [r * batch, (r + 1) * batch).
+struct Problem {
+  std::int64_t classes = 0, batch = 0, emb = 0;
+  int world = 1;
+  std::vector<float> embeddings;     // [batch * world, emb]
+  std::vector<std::int64_t> labels;  // [batch * world]
+  std::int64_t global_batch() const { return batch * world; }
+};
+
+Problem make_problem(std::int64_t classes, std::int64_t batch, std::int64_t emb, int world,
+                     LabelRule rule, std::uint64_t seed) {
+  Problem p{classes, batch, emb, world, {}, {}};
+  const std::uint64_t key = stream_key(seed, "test.problem");
+  p.embeddings.resize(static_cast<std::size_t>(p.global_batch() * emb));
+  for (std::size_t i = 0; i < p.embeddings.size(); ++i)
+    p.embeddings[i] = static_cast<float>(2.0 * uniform53(key, i) - 1.0);
+  const ShardLayout last = ShardLayout::make(classes, world, world - 1, 1.0);
+  for (std::int64_t i = 0; i < p.global_batch(); ++i) {
+    const double u = uniform53(key ^ 0x5A5A5A5Aull, static_cast<std::uint64_t>(i));
+    p.labels.push_back(rule == LabelRule::spread
+                           ? static_cast<std::int64_t>(u * static_cast<double>(classes))
+                           : last.class_start + static_cast<std::int64_t>(
+                                                    u * static_cast<double>(last.num_local)));
+  }
+  return p;
+}
+
+// ---- the reference: arcface_torch's margin softmax in double, written out plainly ----------
+
+struct Reference {
+  double loss = 0.0;
+  std::vector<double> embeddings_grad;  // [B, emb]
+  std::vector<double> weight_grad;      // [C, emb]; zero for classes not used
+};
+
+double target_logit(double c, const MarginParams& m) {
+  return std::cos(m.m1 * std::acos(c) + m.m2) - m.m3;
+}
+
+// used[c]: class c takes part (all of them, or the sampled ones).
+Reference reference(const Problem& p, const std::vector<float>& weight, const MarginParams& m,
+                    const std::vector<bool>& used) {
+  const std::int64_t B = p.global_batch(), C = p.classes, E = p.emb;
+  auto normalise = [E](const float* x, std::vector<double>& out) {
+    double sq = 0.0;
+    for (std::int64_t j = 0; j < E; ++j) sq += static_cast<double>(x[j]) * x[j];
+    const double norm = std::sqrt(sq);
+    out.assign(E, 0.0);
+    for (std::int64_t j = 0; j < E; ++j) out[j] = x[j] / norm;
+    return norm;
+  };
+  std::vector<std::vector<double>> en(B), wn(C);
+  std::vector<double> e_norm(B), w_norm(C);
+  for (std::int64_t i = 0; i < B; ++i) e_norm[i] = normalise(&p.embeddings[i * E], en[i]);
+  for (std::int64_t c = 0; c < C; ++c) w_norm[c] = normalise(&weight[c * E], wn[c]);
+
+  Reference r;
+  r.embeddings_grad.assign(B * E, 0.0);
+  r.weight_grad.assign(C * E, 0.0);
+  std::vector<double> d_wn(C * E, 0.0);
+  for (std::int64_t i = 0; i < B; ++i) {
+    std::vector<double> logit(C, -INFINITY);
+    double best = -INFINITY;
+    for (std::int64_t c = 0; c < C; ++c) {
+      if (!used[c]) continue;
+      double cos = 0.0;
+      for (std::int64_t j = 0; j < E; ++j) cos += en[i][j] * wn[c][j];
+      cos = std::clamp(cos, -1.0, 1.0);
+      logit[c] = m.scale * (c == p.labels[i] ? target_logit(cos, m) : cos);
+      best = std::max(best, logit[c]);
+    }
+    double sum = 0.0;
+    for (std::int64_t c = 0; c < C; ++c)
+      if (used[c]) sum += std::exp(logit[c] - best);
+    std::vector<double> d_en(E, 0.0);
+    for (std::int64_t c = 0; c < C; ++c) {
+      if (!used[c]) continue;
+      const double prob = std::exp(logit[c] - best) / sum;
+      if (c == p.labels[i]) r.loss -= std::log(std::max(prob, 1e-30)) / B;
+      // The margin is straight-through: d loss / d cos = s (p - onehot) / B.
+      const double g = m.scale * (prob - (c == p.labels[i] ? 1.0 : 0.0)) / B;
+      for (std::int64_t j = 0; j < E; ++j) {
+        d_en[j] += g * wn[c][j];
+        d_wn[c * E + j] += g * en[i][j];
+      }
+    }
+    double dot = 0.0;
+    for (std::int64_t j = 0; j < E; ++j) dot += d_en[j] * en[i][j];
+    for (std::int64_t j = 0; j < E; ++j)
+      r.embeddings_grad[i * E + j] = (d_en[j] - dot * en[i][j]) / e_norm[i];
+  }
+  for (std::int64_t c = 0; c < C; ++c) {
+    if (!used[c]) continue;
+    double dot = 0.0;
+    for (std::int64_t j = 0; j < E; ++j) dot += d_wn[c * E + j] * wn[c][j];
+    for (std::int64_t j = 0; j < E; ++j)
+      r.weight_grad[c * E + j] = (d_wn[c * E + j] - dot * wn[c][j]) / w_norm[c];
+  }
+  return r;
+}
+
+// ||a - b|| / ||b||
+template <class A, class B>
+double relative_error(const A* a, const B* b, std::size_t n) {
+  double diff = 0.0, ref = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    ref += static_cast<double>(b[i]) * b[i];
+  }
+  return std::sqrt(diff / std::max(ref, 1e-300));
+}
+
+// ---- running PartialFc ---------------------------------------------------------------------
+
+class PartialFcTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<Backend> backend = make_backend(BackendKind::cpu);
+  MpiComm world_comm{MPI_COMM_WORLD};
+  MpiComm self_comm{MPI_COMM_SELF};
+  int rank = world_comm.rank();
+  int world = world_comm.world_size();
+
+  PartialFcOptions options(const Problem& p, PfcMethod method, double sample_rate,
+                           MarginParams margin = kArcFace) const {
+    PartialFcOptions o;
+    o.num_classes = p.classes;
+    o.embedding_size = p.emb;
+    o.sample_rate = sample_rate;
+    o.margin = margin;
+    o.method = method;
+    o.seed = 77;
+    return o;
+  }
+
+  struct Outcome {
+    double loss = 0.0;
+    std::vector<float> embeddings_grad;  // the rows this process fed
+    Tensor global_grad;                  // [C, emb] host
+  };
+
+  // Feeds rows [first, first + rows) of the problem's batch at `step`.
+  Outcome run(PartialFc& fc, const Problem& p, std::int64_t first, std::int64_t rows,
+              std::int64_t step = 0) {
+    Tensor emb = backend->empty({rows, p.emb}, DType::f32, MemoryPurpose::data);
+    std::copy_n(p.embeddings.begin() + first * p.emb, rows * p.emb, emb.data<float>());
+    Tensor labels = Tensor::host({rows}, DType::i64);
+    std::copy_n(p.labels.begin() + first, rows, labels.data<std::int64_t>());
+    Tensor grad;
+    Outcome out;
+    out.loss = fc.forward_backward(emb, labels, grad, step);
+    out.embeddings_grad.assign(grad.data<float>(), grad.data<float>() + grad.numel());
+    out.global_grad = fc.gather_global_weight_grad();
+    return out;
+  }
+  Outcome run_distributed(PartialFc& fc, const Problem& p, std::int64_t step = 0) {
+    return run(fc, p, rank * p.batch, p.batch, step);
+  }
+
+  // The global classes the last forward_backward used on any rank.
+  std::vector<bool> used_classes(const PartialFc& fc, Comm& comm) {
+    Tensor flags = Tensor::host({fc.options().num_classes}, DType::f64);
+    std::fill_n(flags.data<double>(), flags.numel(), 0.0);
+    for (std::int64_t i : fc.sampled_index())
+      flags.data<double>()[fc.layout().class_start + i] = 1.0;
+    comm.all_reduce(flags, ReduceOp::max);
+    std::vector<bool> used(flags.numel());
+    for (std::int64_t c = 0; c < flags.numel(); ++c) used[c] = flags.data<double>()[c] > 0.0;
+    return used;
+  }
+
+  static std::vector<float> host_values(const Tensor& t) {
+    return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+  }
+};
+
+struct ReferenceCase {
+  std::string name;
+  PfcMethod method;
+  double sample_rate;
+  MarginParams margin;
+  LabelRule labels;
+};
+
+class PartialFcReferenceTest : public PartialFcTest,
+                               public ::testing::WithParamInterface<ReferenceCase> {};
+
+TEST_P(PartialFcReferenceTest, MatchesTheDoublePrecisionReference) {
+  const ReferenceCase& c = GetParam();
+  // 37 classes: not divisible by 2, 3 or 4.
+  const Problem p = make_problem(37, 3, 8, world, c.labels, 5);
+  PartialFc fc(*backend, world_comm, options(p, c.method, c.sample_rate, c.margin));
+  const std::vector<float> weight = host_values(fc.gather_global_weight());
+  const Outcome got = run_distributed(fc, p);
+  const Reference want = reference(p, weight, c.margin, used_classes(fc, world_comm));
+
+  EXPECT_NEAR(got.loss, want.loss, 2e-5 * std::abs(want.loss)) << c.name;
+  EXPECT_LT(relative_error(got.embeddings_grad.data(),
+                           &want.embeddings_grad[rank * p.batch * p.emb],
+                           got.embeddings_grad.size()),
+            1e-4)
+      << c.name;
+  EXPECT_LT(relative_error(got.global_grad.data<float>(), want.weight_grad.data(),
+                           want.weight_grad.size()),
+            1e-4)
+      << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    MethodsMarginsLabels, PartialFcReferenceTest,
+    ::testing::Values(
+        ReferenceCase{"mp_arcface", PfcMethod::mp, 1.0, kArcFace, LabelRule::spread},
+        ReferenceCase{"dp_arcface", PfcMethod::dp, 1.0, kArcFace, LabelRule::spread},
+        ReferenceCase{"pfc1_arcface", PfcMethod::pfc, 1.0, kArcFace, LabelRule::spread},
+        ReferenceCase{"pfc03_arcface", PfcMethod::pfc, 0.3, kArcFace, LabelRule::spread},
+        ReferenceCase{"mp_cosface", PfcMethod::mp, 1.0, kCosFace, LabelRule::spread},
+        ReferenceCase{"pfc03_cosface", PfcMethod::pfc, 0.3, kCosFace, LabelRule::spread},
+        ReferenceCase{"mp_combined", PfcMethod::mp, 1.0, kCombined, LabelRule::spread},
+        ReferenceCase{"dp_combined", PfcMethod::dp, 1.0, kCombined, LabelRule::spread},
+        ReferenceCase{"mp_one_rank_labels", PfcMethod::mp, 1.0, kArcFace,
+                      LabelRule::last_rank_only},
+        ReferenceCase{"pfc03_one_rank_labels", PfcMethod::pfc, 0.3, kArcFace,
+                      LabelRule::last_rank_only}),
+    [](const auto& info) { return info.param.name; });
+
+// Three classes on up to four ranks: a rank may hold no class at all, and at sample rate 0.5
+// a one-class shard samples its positives only.
+TEST_F(PartialFcTest, FewerClassesThanRanks) {
+  const Problem p = make_problem(3, 2, 5, world, LabelRule::spread, 4);
+  for (auto [method, rate] : {std::pair{PfcMethod::mp, 1.0}, std::pair{PfcMethod::pfc, 0.5},
+                              std::pair{PfcMethod::dp, 1.0}}) {
+    PartialFc fc(*backend, world_comm, options(p, method, rate, kCosFace));
+    const std::vector<float> weight = host_values(fc.gather_global_weight());
+    const Outcome got = run_distributed(fc, p);
+    const Reference want = reference(p, weight, kCosFace, used_classes(fc, world_comm));
+    const std::string name(pfc_method_name(method));
+    EXPECT_NEAR(got.loss, want.loss, 2e-5 * std::abs(want.loss)) << name;
+    EXPECT_LT(relative_error(got.embeddings_grad.data(),
+                             &want.embeddings_grad[rank * p.batch * p.emb],
+                             got.embeddings_grad.size()),
+              1e-4)
+        << name;
+    EXPECT_LT(relative_error(got.global_grad.data<float>(), want.weight_grad.data(),
+                             want.weight_grad.size()),
+              1e-4)
+        << name;
+    fc.step(0.1, 0.9, 5e-4);
+  }
+}
+
+TEST_F(PartialFcTest, InitialCentresAreTheSameGlobalMatrixOnAnyWorld) {
+  const Problem p = make_problem(37, 2, 6, world, LabelRule::spread, 1);
+  for (PfcMethod m : {PfcMethod::mp, PfcMethod::pfc, PfcMethod::dp}) {
+    PartialFc fc(*backend, world_comm, options(p, m, 0.5));
+    const Tensor global = fc.gather_global_weight();
+    ASSERT_EQ(global.shape(), (Shape{37, 6}));
+    for (std::int64_t i = 0; i < global.numel(); ++i)
+      ASSERT_EQ(global.data<float>()[i], class_centre_init_value(77, i)) << "element " << i;
+  }
+}
+
+TEST_F(PartialFcTest, SetGlobalWeightTakesThisRanksRows) {
+  const Problem p = make_problem(37, 2, 6, world, LabelRule::spread, 1);
+  PartialFc fc(*backend, world_comm, options(p, PfcMethod::pfc, 0.1));
+  Tensor global = Tensor::host({37, 6}, DType::f32);
+  for (std::int64_t i = 0; i < global.numel(); ++i) global.data<float>()[i] = static_cast<float>(i);
+  fc.set_global_weight(global);
+  EXPECT_EQ(fc.weight().data<float>()[0], static_cast<float>(fc.layout().class_start * 6));
+  EXPECT_EQ(host_values(fc.gather_global_weight()), host_values(global));
+}
+
+struct WorldCase {
+  std::string name;
+  PfcMethod method;
+  double sample_rate;
+  bool inject;
+  LabelRule labels;
+};
+
+class PartialFcWorldTest : public PartialFcTest,
+                           public ::testing::WithParamInterface<WorldCase> {};
+
+// K ranks give what one rank gives on the whole global batch: loss, the embeddings'
+// gradient, the global centre gradient, and the centres after each of two steps. (Sampled
+// runs inject their classes: different worlds draw different negatives.)
+TEST_P(PartialFcWorldTest, KRanksEqualOneRank) {
+  const WorldCase& c = GetParam();
+  const Problem p = make_problem(37, 3, 8, world, c.labels, 9);
+  PartialFc dist(*backend, world_comm, options(p, c.method, c.sample_rate));
+  PartialFc single(*backend, self_comm, options(p, c.method, c.sample_rate));
+  if (c.inject) {
+    // Every third class plus the batch's labels, as a golden file's sampled_index holds.
+    std::vector<std::int64_t> set;
+    for (std::int64_t k = 0; k < p.classes; ++k)
+      if (k % 3 == 0 || std::find(p.labels.begin(), p.labels.end(), k) != p.labels.end())
+        set.push_back(k);
+    dist.inject_sampled_classes(set);
+    single.inject_sampled_classes(set);
+  }
+  for (std::int64_t step = 0; step < 2; ++step) {
+    const Outcome d = run_distributed(dist, p, step);
+    const Outcome s = run(single, p, 0, p.global_batch(), step);
+    EXPECT_NEAR(d.loss, s.loss, 1e-5 * std::abs(s.loss)) << c.name << " step " << step;
+    EXPECT_LT(relative_error(d.embeddings_grad.data(), &s.embeddings_grad[rank * p.batch * p.emb],
+                             d.embeddings_grad.size()),
+              1e-5)
+        << c.name << " step " << step;
+    EXPECT_LT(relative_error(d.global_grad.data<float>(), s.global_grad.data<float>(),
+                             static_cast<std::size_t>(s.global_grad.numel())),
+              1e-5)
+        << c.name << " step " << step;
+    dist.step(0.1, 0.9, 5e-4);
+    single.step(0.1, 0.9, 5e-4);
+    const std::vector<float> wd = host_values(dist.gather_global_weight());
+    const std::vector<float> ws = host_values(single.gather_global_weight());
+    EXPECT_LT(relative_error(wd.data(), ws.data(), ws.size()), 1e-6) << c.name << " step " << step;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Methods, PartialFcWorldTest,
+    ::testing::Values(WorldCase{"mp", PfcMethod::mp, 1.0, false, LabelRule::spread},
+                      WorldCase{"dp", PfcMethod::dp, 1.0, false, LabelRule::spread},
+                      WorldCase{"pfc1", PfcMethod::pfc, 1.0, false, LabelRule::spread},
+                      WorldCase{"pfc_injected", PfcMethod::pfc, 0.1, true, LabelRule::spread},
+                      WorldCase{"mp_one_rank_labels", PfcMethod::mp, 1.0, false,
+                                LabelRule::last_rank_only},
+                      WorldCase{"pfc_injected_one_rank_labels", PfcMethod::pfc, 0.1, true,
+                                LabelRule::last_rank_only}),
+    [](const auto& info) { return info.param.name; });
+
+// MP, DP and PFC at sample rate 1 are the same function and the same update.
+TEST_F(PartialFcTest, MpDpAndPfcAtSampleRateOneAgree) {
+  const Problem p = make_problem(37, 3, 8, world, LabelRule::spread, 13);
+  PartialFc mp(*backend, world_comm, options(p, PfcMethod::mp, 1.0));
+  PartialFc dp(*backend, world_comm, options(p, PfcMethod::dp, 1.0));
+  PartialFc pf(*backend, world_comm, options(p, PfcMethod::pfc, 1.0));
+  auto global_momentum = [&](PartialFc& fc) {
+    if (fc.options().method == PfcMethod::dp) return host_values(fc.momentum());
+    return host_values(gather_class_shards(*backend, world_comm, fc.layout(), fc.momentum()));
+  };
+  for (std::int64_t step = 0; step < 2; ++step) {
+    const Outcome a = run_distributed(mp, p, step);
+    for (PartialFc* other : {&dp, &pf}) {
+      const std::string name(pfc_method_name(other->options().method));
+      const Outcome b = run_distributed(*other, p, step);
+      EXPECT_NEAR(b.loss, a.loss, 1e-5 * std::abs(a.loss)) << name << " step " << step;
+      EXPECT_LT(relative_error(b.embeddings_grad.data(), a.embeddings_grad.data(),
+                               a.embeddings_grad.size()),
+                1e-5)
+          << name << " step " << step;
+      EXPECT_LT(relative_error(b.global_grad.data<float>(), a.global_grad.data<float>(),
+                               static_cast<std::size_t>(a.global_grad.numel())),
+                1e-5)
+          << name << " step " << step;
+    }
+    for (PartialFc* fc : {&mp, &dp, &pf}) fc->step(0.1, 0.9, 5e-4);
+    const std::vector<float> w = host_values(mp.gather_global_weight());
+    const std::vector<float> m = global_momentum(mp);
+    for (PartialFc* other : {&dp, &pf}) {
+      const std::string name(pfc_method_name(other->options().method));
+      const std::vector<float> other_w = host_values(other->gather_global_weight());
+      EXPECT_LT(relative_error(other_w.data(), w.data(), w.size()), 1e-6)
+          << name << " step " << step;
+      EXPECT_LT(relative_error(global_momentum(*other).data(), m.data(), m.size()), 1e-5)
+          << name << " step " << step;
+    }
+  }
+}
+
+// PFC updates the sampled rows only, with PyTorch's SGD; every other row and its momentum
+// stay bit for bit as they were.
+TEST_F(PartialFcTest, SparseUpdateLeavesUnsampledRowsAndMomentumAlone) {
+  const Problem p = make_problem(80, 2, 6, world, LabelRule::spread, 21);
+  PartialFc fc(*backend, world_comm, options(p, PfcMethod::pfc, 0.2));
+  const double lr = 0.1, mu = 0.9, wd = 5e-4;
+  const std::int64_t emb = p.emb;
+  for (std::int64_t step = 0; step < 3; ++step) {
+    run_distributed(fc, p, step);
+    const std::vector<float> w0 = host_values(fc.weight()), m0 = host_values(fc.momentum());
+    const std::vector<float> g = host_values(fc.shard_weight_grad());
+    const std::vector<std::int64_t> sampled = fc.sampled_index();
+    EXPECT_EQ(static_cast<std::int64_t>(sampled.size()), fc.layout().num_sample);
+    fc.step(lr, mu, wd);
+    const float* w1 = fc.weight().data<float>();
+    const float* m1 = fc.momentum().data<float>();
+    for (std::int64_t row = 0; row < fc.layout().num_local; ++row) {
+      const bool used = std::binary_search(sampled.begin(), sampled.end(), row);
+      for (std::int64_t j = 0; j < emb; ++j) {
+        const std::size_t i = static_cast<std::size_t>(row * emb + j);
+        if (used) {
+          const double m = mu * m0[i] + g[i] + wd * w0[i];
+          ASSERT_NEAR(m1[i], m, 1e-6 * std::max(1.0, std::abs(m))) << "row " << row;
+          const double w = w0[i] - lr * m;
+          ASSERT_NEAR(w1[i], w, 1e-6 * std::max(1.0, std::abs(w))) << "row " << row;
+        } else {
+          ASSERT_EQ(w1[i], w0[i]) << "unsampled row " << row << " step " << step;
+          ASSERT_EQ(m1[i], m0[i]) << "unsampled row " << row << " step " << step;
+          ASSERT_EQ(g[i], 0.0f) << "unsampled row " << row << " step " << step;
+        }
+      }
+    }
+  }
+  EXPECT_THROW(fc.step(lr, mu, wd), Error);  // no new gradient since the last step
+}
+
+// The draw depends on (seed, step, rank) only: a resumed run samples what the first did.
+TEST_F(PartialFcTest, SamplingIsAFunctionOfSeedStepAndRank) {
+  const Problem p = make_problem(400, 2, 4, world, LabelRule::spread, 8);
+  PartialFc a(*backend, world_comm, options(p, PfcMethod::pfc, 0.2));
+  PartialFc b(*backend, world_comm, options(p, PfcMethod::pfc, 0.2));
+  run_distributed(a, p, 5);
+  run_distributed(b, p, 5);
+  EXPECT_EQ(a.sampled_index(), b.sampled_index());
+  const std::vector<std::int64_t> at5 = a.sampled_index();
+  run_distributed(a, p, 6);
+  EXPECT_NE(a.sampled_index(), at5);
+}
+
+TEST_F(PartialFcTest, RejectsLabelsOutsideTheClassesOnEveryRank) {
+  for (std::int64_t bad : {std::int64_t{37}, std::int64_t{-1}}) {
+    Problem p = make_problem(37, 3, 8, world, LabelRule::spread, 3);
+    const int culprit = bad < 0 ? 0 : world - 1;
+    p.labels[culprit * p.batch + 1] = bad;
+    for (PfcMethod m : {PfcMethod::mp, PfcMethod::dp, PfcMethod::pfc}) {
+      PartialFc fc(*backend, world_comm, options(p, m, 0.5));
+      try {
+        run_distributed(fc, p);
+        ADD_FAILURE() << "label " << bad << " accepted";
+      } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(fmt::format("label {} of sample 1 on rank {}", bad, culprit)),
+                  std::string::npos)
+            << what;
+        EXPECT_NE(what.find("[0, 37)"), std::string::npos) << what;
+      }
+    }
+  }
+  // Every rank stopped at the same point: the ranks still meet, and a good batch runs.
+  world_comm.barrier();
+  const Problem good = make_problem(37, 3, 8, world, LabelRule::spread, 3);
+  PartialFc fc(*backend, world_comm, options(good, PfcMethod::mp, 1.0));
+  EXPECT_GT(run_distributed(fc, good).loss, 0.0);
+}
+
+TEST_F(PartialFcTest, RejectsUnequalBatchSizesOnEveryRank) {
+  if (world == 1) GTEST_SKIP() << "needs two ranks";
+  const Problem p = make_problem(37, 3, 8, world, LabelRule::spread, 3);
+  PartialFc fc(*backend, world_comm, options(p, PfcMethod::mp, 1.0));
+  EXPECT_THROW(run(fc, p, rank * p.batch, rank == 0 ? 2 : 3), Error);
+  world_comm.barrier();
+}
+
+TEST_F(PartialFcTest, InjectionNeedsPfc) {
+  const Problem p = make_problem(37, 1, 4, world, LabelRule::spread, 3);
+  PartialFc fc(*backend, world_comm, options(p, PfcMethod::mp, 1.0));
+  EXPECT_THROW(fc.inject_sampled_classes({1, 2}), UsageError);
+}
+
+}  // namespace
+}  // namespace pfc

@@ -1,0 +1,44 @@
+// Blocks per stage of each backbone name.
+#include <gtest/gtest.h>
+
+#include "config/network_layers.h"
+#include "core/error.h"
+
+namespace pfc {
+namespace {
+
+using Layers = std::vector<std::int64_t>;
+
+Layers layers_of(const std::string& network) {
+  Config cfg;
+  cfg.network = network;
+  return network_layers(cfg);
+}
+
+TEST(ConfigNetworkLayers, NamedDepths) {
+  EXPECT_EQ(layers_of("r18"), (Layers{2, 2, 2, 2}));
+  EXPECT_EQ(layers_of("r34"), (Layers{3, 4, 6, 3}));
+  EXPECT_EQ(layers_of("r50"), (Layers{3, 4, 14, 3}));
+  EXPECT_EQ(layers_of("r100"), (Layers{3, 13, 30, 3}));
+  EXPECT_EQ(layers_of("r200"), (Layers{6, 26, 60, 6}));
+}
+
+TEST(ConfigNetworkLayers, CustomUsesLayers) {
+  Config cfg;
+  cfg.network = "custom";
+  cfg.layers = {1, 2, 1, 3};
+  EXPECT_EQ(network_layers(cfg), (Layers{1, 2, 1, 3}));
+}
+
+TEST(ConfigNetworkLayers, NamedNetworkIgnoresLayers) {
+  Config cfg;
+  cfg.layers = {1, 1, 1, 1};
+  EXPECT_EQ(network_layers(cfg), (Layers{3, 4, 14, 3}));
+}
+
+TEST(ConfigNetworkLayers, UnknownNameIsAUsageError) {
+  EXPECT_THROW(layers_of("r152"), UsageError);
+}
+
+}  // namespace
+}  // namespace pfc

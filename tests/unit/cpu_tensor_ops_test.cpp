@@ -1,0 +1,97 @@
+// CpuBackend data movement: copy, fill of every dtype, and casts (f32 -> f16 -> f32 rounds
+// to nearest even like the device's __half; f32 <-> f64).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+
+#include "backend/cpu/cpu_backend.h"
+#include "core/half.h"
+#include "support/gradient_checker.h"
+
+namespace pfc {
+namespace {
+
+using test::random_uniform;
+
+TEST(CpuTensorOps, CopyAndFill) {
+  CpuBackend backend;
+  const Tensor src = random_uniform({3, 4}, DType::f32, 1);
+  Tensor dst = backend.empty({12}, DType::f32, MemoryPurpose::workspace);
+  backend.copy(src, dst);
+  for (std::int64_t i = 0; i < 12; ++i) EXPECT_EQ(dst.data<float>()[i], src.data<float>()[i]);
+
+  Tensor i64 = Tensor::host({5}, DType::i64);
+  backend.fill(i64, -3.0);
+  for (std::int64_t i = 0; i < 5; ++i) EXPECT_EQ(i64.data<std::int64_t>()[i], -3);
+  Tensor h = Tensor::host({2}, DType::f16);
+  backend.fill(h, 1.0);
+  EXPECT_EQ(h.data<Half>()[1].bits(), 0x3C00);
+  Tensor z = backend.zeros({4}, DType::f64, MemoryPurpose::workspace);
+  for (std::int64_t i = 0; i < 4; ++i) EXPECT_EQ(z.data<double>()[i], 0.0);
+
+  Tensor wrong = Tensor::host({12}, DType::f64);
+  EXPECT_THROW(backend.copy(src, wrong), Error);
+}
+
+TEST(CpuTensorOps, CastF32ToF16RoundsToNearestEven) {
+  CpuBackend backend;
+  const float cases[] = {1.0f + std::ldexp(1.0f, -11),      // tie: down to 1
+                         1.0f + 3 * std::ldexp(1.0f, -11),  // tie: up to 1 + 2^-9
+                         0.1f,
+                         -2.5f,
+                         65504.0f,
+                         65520.0f,  // 65520 overflows to inf
+                         1e-7f,
+                         std::numeric_limits<float>::infinity(),
+                         std::numeric_limits<float>::quiet_NaN()};
+  const std::int64_t n = std::size(cases);
+  Tensor f = Tensor::host({n}, DType::f32);
+  std::copy(std::begin(cases), std::end(cases), f.data<float>());
+  Tensor h = Tensor::host({n}, DType::f16);
+  Tensor back = Tensor::host({n}, DType::f32);
+  backend.cast(f, h);
+  backend.cast(h, back);
+  for (std::int64_t i = 0; i < n; ++i) {
+    EXPECT_EQ(h.data<Half>()[i].bits(), Half::from_float(cases[i])) << cases[i];
+    if (std::isnan(cases[i])) {
+      EXPECT_TRUE(std::isnan(back.data<float>()[i]));
+    } else {
+      EXPECT_EQ(back.data<float>()[i], Half::to_float(Half::from_float(cases[i]))) << cases[i];
+    }
+  }
+  EXPECT_EQ(back.data<float>()[0], 1.0f);
+  EXPECT_EQ(back.data<float>()[1], 1.0f + std::ldexp(1.0f, -9));
+  EXPECT_EQ(back.data<float>()[2], 0.0999755859375f);
+  EXPECT_TRUE(std::isinf(back.data<float>()[5]));
+}
+
+TEST(CpuTensorOps, CastBetweenF32AndF64) {
+  CpuBackend backend;
+  const Tensor d = random_uniform({7}, DType::f64, 2);
+  Tensor f = Tensor::host({7}, DType::f32);
+  Tensor d2 = Tensor::host({7}, DType::f64);
+  backend.cast(d, f);
+  backend.cast(f, d2);
+  for (std::int64_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(f.data<float>()[i], static_cast<float>(d.data<double>()[i]));
+    EXPECT_EQ(d2.data<double>()[i], static_cast<double>(f.data<float>()[i]));
+  }
+}
+
+TEST(CpuTensorOps, CastRejectsIntegerTypes) {
+  CpuBackend backend;
+  const Tensor i = Tensor::host({3}, DType::i32);
+  Tensor f = Tensor::host({3}, DType::f32);
+  try {
+    backend.cast(i, f);
+    FAIL() << "expected pfc::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cast: src is i32"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace pfc

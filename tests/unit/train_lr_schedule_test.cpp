@@ -1,0 +1,110 @@
+// LrSchedule: the seed's step schedule and arcface_torch's polynomial one, step by step.
+#include <gtest/gtest.h>
+
+#include "config/config.h"
+#include "core/error.h"
+#include "train/lr_schedule.h"
+
+namespace pfc {
+namespace {
+
+// The seed's benchmark: batch 128 on 8 ranks, lr 0.1 for 512, 1 000 000 images per epoch.
+Config seed_config() {
+  Config cfg;
+  cfg.lr = 0.1;
+  cfg.batch_size = 128;
+  cfg.num_image = 1000000;
+  cfg.num_epoch = 30;
+  cfg.warmup_epoch = 0;
+  cfg.decay_epoch = {10, 16, 22};
+  cfg.lr_schedule = "step";
+  return cfg;
+}
+
+TEST(LrSchedule, StepScalesByGlobalBatchAndDecaysAtEachEpoch) {
+  const LrSchedule schedule(seed_config(), 8);
+  EXPECT_DOUBLE_EQ(schedule.base_lr(), 0.2);  // the seed's "LearningRate 0.2000"
+  EXPECT_EQ(schedule.steps_per_epoch(), 976);  // 1 000 000 // 1024
+  EXPECT_EQ(schedule.total_steps(), 976 * 30);
+  // decay steps: 10 * 1e6 // 1024 = 9765, 15625, 21484
+  EXPECT_DOUBLE_EQ(schedule.lr(0), 0.2);
+  EXPECT_DOUBLE_EQ(schedule.lr(9764), 0.2);
+  EXPECT_DOUBLE_EQ(schedule.lr(9765), 0.2 * 0.1);
+  EXPECT_DOUBLE_EQ(schedule.lr(15624), 0.2 * 0.1);
+  EXPECT_DOUBLE_EQ(schedule.lr(15625), 0.2 * 0.01);
+  EXPECT_DOUBLE_EQ(schedule.lr(21484), 0.2 * 0.001);
+  EXPECT_DOUBLE_EQ(schedule.lr(1000000), 0.2 * 0.001);
+}
+
+TEST(LrSchedule, StepWarmsUpLinearlyFromZero) {
+  Config cfg = seed_config();
+  cfg.warmup_epoch = 2;  // 1952 steps
+  const LrSchedule schedule(cfg, 8);
+  EXPECT_DOUBLE_EQ(schedule.lr(0), 0.0);
+  EXPECT_DOUBLE_EQ(schedule.lr(488), 0.2 * 488 / 1952);
+  EXPECT_DOUBLE_EQ(schedule.lr(976), 0.1);
+  EXPECT_DOUBLE_EQ(schedule.lr(1951), 0.2 * 1951 / 1952);
+  EXPECT_DOUBLE_EQ(schedule.lr(1952), 0.2);
+}
+
+TEST(LrSchedule, FractionalWarmupEpochs) {
+  Config cfg = seed_config();
+  cfg.warmup_epoch = 0.5;  // 488 steps
+  const LrSchedule schedule(cfg, 8);
+  EXPECT_DOUBLE_EQ(schedule.lr(244), 0.1);
+  EXPECT_DOUBLE_EQ(schedule.lr(488), 0.2);
+}
+
+TEST(LrSchedule, PolynomialDecaysQuadraticallyToZero) {
+  Config cfg = seed_config();
+  cfg.lr_schedule = "polynomial";
+  cfg.num_epoch = 2;  // 1952 steps
+  const LrSchedule schedule(cfg, 8);
+  EXPECT_DOUBLE_EQ(schedule.lr(0), 0.2);
+  EXPECT_DOUBLE_EQ(schedule.lr(976), 0.2 * 0.25);
+  EXPECT_DOUBLE_EQ(schedule.lr(1464), 0.2 * 0.0625);
+  EXPECT_DOUBLE_EQ(schedule.lr(1952), 0.0);
+  EXPECT_DOUBLE_EQ(schedule.lr(5000), 0.0);
+}
+
+TEST(LrSchedule, PolynomialWithWarmup) {
+  Config cfg = seed_config();
+  cfg.lr_schedule = "polynomial";
+  cfg.num_epoch = 2;
+  cfg.warmup_epoch = 1;  // 976 warm-up steps, then 976 of decay
+  const LrSchedule schedule(cfg, 8);
+  EXPECT_DOUBLE_EQ(schedule.lr(0), 0.0);
+  EXPECT_DOUBLE_EQ(schedule.lr(488), 0.1);
+  EXPECT_DOUBLE_EQ(schedule.lr(976), 0.2);
+  EXPECT_DOUBLE_EQ(schedule.lr(1464), 0.2 * 0.25);
+  EXPECT_DOUBLE_EQ(schedule.lr(1952), 0.0);
+}
+
+TEST(LrSchedule, SingleRankUsesItsOwnBatch) {
+  const LrSchedule schedule(seed_config(), 1);
+  EXPECT_DOUBLE_EQ(schedule.base_lr(), 0.025);
+  EXPECT_EQ(schedule.steps_per_epoch(), 7812);
+}
+
+TEST(LrSchedule, RejectsAnEpochSmallerThanOneGlobalBatch) {
+  Config cfg = seed_config();
+  cfg.num_image = 1000;
+  EXPECT_THROW(LrSchedule(cfg, 8), UsageError);
+  EXPECT_NO_THROW(LrSchedule(cfg, 4));  // 512 per global batch: one step per epoch
+}
+
+TEST(LrSchedule, RejectsPolynomialWarmupAsLongAsTheRun) {
+  Config cfg = seed_config();
+  cfg.lr_schedule = "polynomial";
+  cfg.num_epoch = 2;
+  cfg.warmup_epoch = 2;
+  try {
+    LrSchedule schedule(cfg, 8);
+    FAIL() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("warmup_epoch"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace pfc

@@ -1,0 +1,91 @@
+// Run control: the stop flag set by SIGTERM / SIGUSR1, and PFC_FAULT parsing and firing.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "train/run_control.h"
+
+namespace pfc {
+namespace {
+
+TEST(RunControl, SignalsRequestAStop) {
+  install_stop_signal_handlers();
+  for (int signal_number : {SIGUSR1, SIGTERM}) {
+    clear_stop_request();
+    EXPECT_FALSE(stop_requested());
+    ASSERT_EQ(std::raise(signal_number), 0);
+    EXPECT_TRUE(stop_requested()) << "signal " << signal_number;
+  }
+  // SIGUSR1 stays handled: a second warning from the scheduler is harmless.
+  clear_stop_request();
+  ASSERT_EQ(std::raise(SIGUSR1), 0);
+  EXPECT_TRUE(stop_requested());
+  clear_stop_request();
+  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGUSR1, SIG_DFL);
+}
+
+TEST(RunControl, ExplicitRequest) {
+  clear_stop_request();
+  request_stop();
+  EXPECT_TRUE(stop_requested());
+  clear_stop_request();
+  EXPECT_FALSE(stop_requested());
+}
+
+TEST(RunControl, ParsesInjectedFaults) {
+  EXPECT_FALSE(parse_injected_fault("").has_value());
+  const auto fault = parse_injected_fault("rank:1,step:20");
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->rank, 1);
+  EXPECT_EQ(fault->step, 20);
+  const auto swapped = parse_injected_fault("step:7,rank:0");
+  ASSERT_TRUE(swapped.has_value());
+  EXPECT_EQ(swapped->rank, 0);
+  EXPECT_EQ(swapped->step, 7);
+}
+
+TEST(RunControl, RejectsMalformedFaults) {
+  for (const char* spec : {"rank:1", "step:3", "rank:x,step:2", "rank:1;step:2", "rank:-1,step:3",
+                           "rank:1,step:2,rank:3", "node:1,step:2", "rank:1,step:", "rank1,step2",
+                           "rank:1,step:2,", "rank:99999999999,step:1"}) {
+    try {
+      parse_injected_fault(spec);
+      ADD_FAILURE() << "accepted '" << spec << "'";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("PFC_FAULT"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RunControl, InjectedFaultFiresOnlyAtItsRankAndStep) {
+  const auto fault = parse_injected_fault("rank:2,step:5");
+  EXPECT_NO_THROW(check_injected_fault(fault, 2, 4));
+  EXPECT_NO_THROW(check_injected_fault(fault, 1, 5));
+  EXPECT_NO_THROW(check_injected_fault(std::nullopt, 2, 5));
+  try {
+    check_injected_fault(fault, 2, 5);
+    FAIL() << "the fault did not fire";
+  } catch (const UsageError&) {
+    FAIL() << "an injected fault is a run failure, not a usage error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "injected fault on rank 2 at step 5");
+  }
+}
+
+TEST(RunControl, ReadsTheFaultFromTheEnvironment) {
+  ASSERT_EQ(setenv("PFC_FAULT", "rank:3,step:9", 1), 0);
+  const auto fault = injected_fault_from_environment();
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->rank, 3);
+  EXPECT_EQ(fault->step, 9);
+  ASSERT_EQ(setenv("PFC_FAULT", "garbage", 1), 0);
+  EXPECT_THROW(injected_fault_from_environment(), UsageError);
+  ASSERT_EQ(unsetenv("PFC_FAULT"), 0);
+  EXPECT_FALSE(injected_fault_from_environment().has_value());
+}
+
+}  // namespace
+}  // namespace pfc
