@@ -128,6 +128,7 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, CpuConv2d,
     ::testing::Values(geometry(2, 7, 6, 5, 4, 3, 1, 1),   // 3x3 s1 pad 1, C not a multiple of 4
                       geometry(2, 7, 7, 3, 6, 3, 2, 1),   // 3x3 s2 pad 1, odd size
+                      geometry(2, 8, 8, 4, 3, 3, 2, 1),   // 3x3 s2 pad 1, even (iresnet)
                       geometry(3, 6, 5, 7, 5, 1, 2, 0),   // 1x1 s2 pad 0 (shortcut)
                       geometry(2, 5, 4, 6, 3, 1, 1, 0),   // 1x1 s1: no im2col
                       geometry(1, 6, 5, 2, 3, 5, 1, 2),   // 5x5 pad 2

@@ -71,17 +71,17 @@ std::string error_text(Fn&& fn) {
   return "no error";
 }
 
+// Each test packs its own copy: CTest runs the tests of one file as parallel processes.
 class RecordIODataset : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = test::scratch_dir("recordio_dataset");
+  void SetUp() override {
+    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = test::scratch_dir("recordio_dataset_" + name);
     dataset_ = test::make_face_dataset(dir_, kIdentities, kPerIdentity);
   }
-  static std::string dir_;
-  static std::string dataset_;
+  std::string dir_;
+  std::string dataset_;
 };
-std::string RecordIODataset::dir_;
-std::string RecordIODataset::dataset_;
 
 TEST_F(RecordIODataset, PackWritesInsightfaceLayout) {
   const RecordIOIndex index = RecordIOIndex::load(dataset_ + "/train.idx");

@@ -67,21 +67,23 @@ void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x,
       sum_dy_xhat[c] += dyr[c] * xhat;
     }
   }
-  std::vector<T> k(channels), mean_dy(channels), mean_dy_xhat(channels);
+  // The three terms of dx nearly cancel; combining them in double keeps the rounding of the
+  // result at one float ulp, so errors do not compound from layer to layer.
+  std::vector<double> k(channels), mean_dy(channels), mean_dy_xhat(channels);
   for (std::int64_t c = 0; c < channels; ++c) {
     dbeta[c] = static_cast<P>(sum_dy[c]);
     dgamma[c] = static_cast<P>(sum_dy_xhat[c]);
-    k[c] = static_cast<T>(static_cast<double>(gamma[c]) * saved_invstd[c]);
-    mean_dy[c] = static_cast<T>(sum_dy[c] / rows);
-    mean_dy_xhat[c] = static_cast<T>(sum_dy_xhat[c] / rows);
+    k[c] = static_cast<double>(gamma[c]) * saved_invstd[c];
+    mean_dy[c] = sum_dy[c] / rows;
+    mean_dy_xhat[c] = sum_dy_xhat[c] / rows;
   }
   for (std::int64_t r = 0; r < rows; ++r) {
     const T* dyr = dy + r * channels;
     const T* xr = x + r * channels;
     T* dxr = dx + r * channels;
     for (std::int64_t c = 0; c < channels; ++c) {
-      const T xhat = (xr[c] - static_cast<T>(saved_mean[c])) * static_cast<T>(saved_invstd[c]);
-      dxr[c] = k[c] * (dyr[c] - mean_dy[c] - xhat * mean_dy_xhat[c]);
+      const double xhat = (static_cast<double>(xr[c]) - saved_mean[c]) * saved_invstd[c];
+      dxr[c] = static_cast<T>(k[c] * (dyr[c] - mean_dy[c] - xhat * mean_dy_xhat[c]));
     }
   }
 }
