@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <set>
 #include <sstream>
 
@@ -37,6 +38,8 @@ std::string our_text(const BenchCell& cell, double value, const std::string& fig
   if (run.status == "failed") return "failed";
   if (run.status == "running")
     return value > 0 ? figure + " (unfinished)" : std::string("unfinished");
+  // A run stopped by a signal (the time limit near) finished cleanly, after fewer steps.
+  if (!run.message.empty()) return figure + " (stopped early)";
   return figure;
 }
 
@@ -52,18 +55,16 @@ std::string memory_text(const BenchCell& cell) {
 
 // "8 × NVIDIA H200", "8 ranks emulated on NVIDIA H200", "2 ranks on cpu".
 std::string describe_setup(const BenchRun& run) {
+  const std::string ranks = fmt::format("{} rank{}", run.world_size, run.world_size == 1 ? "" : "s");
   std::set<std::string> names;
   std::istringstream list(run.gpu_names);
   for (std::string name; std::getline(list, name, ',');)
     if (!name.empty()) names.insert(name);
-  std::string hardware = run.device;
-  if (!names.empty()) {
-    hardware.clear();
-    for (const std::string& name : names) hardware += (hardware.empty() ? "" : " + ") + name;
-  }
-  if (run.emulated) return fmt::format("{} ranks emulated on {}", run.world_size, hardware);
-  if (!names.empty()) return fmt::format("{} × {}", run.world_size, hardware);
-  return fmt::format("{} ranks on {}", run.world_size, hardware);
+  if (run.device != "cuda" || names.empty()) return fmt::format("{} on {}", ranks, run.device);
+  std::string gpus;
+  for (const std::string& name : names) gpus += (gpus.empty() ? "" : " + ") + name;
+  if (run.emulated) return fmt::format("{} emulated on {}", ranks, gpus);
+  return fmt::format("{} × {}", run.world_size, gpus);
 }
 
 std::string setups(const BenchTable& table) {
@@ -118,11 +119,13 @@ std::string format_report_markdown(const BenchTable& table) {
   text += "Ours: the peak of pfc's own device allocations on the busiest rank. Seed: gpustat's "
           "MB (whole device, context included) on the busiest GPU, divided by 1000.\n\n";
   text += markdown_table(table, memory_text, [](const SeedFigure& s) {
-    return fmt::format("{:.1f}", s.memory_mb / kSeedMBPerGB);
+    // From the integer MB, rounding halves up as the seed's table does (19950 -> 20.0).
+    return fmt::format("{:.1f}", std::round(s.memory_mb / (kSeedMBPerGB / 10)) / 10);
   });
   text += fmt::format("\n{} = not run (or, for the seed, out of memory); OOM = did not fit, with "
                       "what the run needed and what the device had; unfinished = the run "
-                      "stopped before it wrote its summary.\n", kMissing);
+                      "ended before it wrote its summary; stopped early = stopped by a signal "
+                      "(the time limit near) after fewer steps than asked.\n", kMissing);
   return text;
 }
 
@@ -140,7 +143,8 @@ std::string format_report_csv(const BenchTable& table) {
       std::string line = fmt::format("{},{},", table.identities[r], csv_field(table.columns[c]));
       if (cell.run) {
         const BenchRun& run = *cell.run;
-        const bool has_figures = run.status == "ok" || run.status == "running";
+        const bool has_figures =
+            run.status == "ok" || (run.status == "running" && run.samples_per_s > 0);
         line += run.status + ",";
         line += has_figures ? fmt::format("{:.1f}", run.samples_per_s) : "";
         line += ",";

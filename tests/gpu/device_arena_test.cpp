@@ -36,7 +36,8 @@ TEST_F(DeviceArenaTest, AlignsAndCountsByPurpose) {
   void* a = arena.allocate(1, MemoryPurpose::weights);
   void* b = arena.allocate(1000, MemoryPurpose::activations);
   void* c = arena.allocate(3 * kMiB, MemoryPurpose::optimizer);
-  for (void* p : {a, b, c}) EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % DeviceArena::kAlignment, 0u);
+  for (void* p : {a, b, c})
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % DeviceArena::kAlignment, 0u);
   // The ledger holds the aligned sizes, so its total is what the arena holds.
   MemorySnapshot s = arena.ledger().snapshot();
   EXPECT_EQ(s.in_use[index_of(MemoryPurpose::weights)], 256);
@@ -107,11 +108,12 @@ TEST_F(DeviceArenaTest, TensorsReturnTheirBytes) {
   {
     Tensor t = backend.empty({1000, 3}, DType::f16, MemoryPurpose::gradients);
     EXPECT_EQ(backend.arena().ledger().snapshot().total_in_use, base + 6144);
-    Tensor pinned = Tensor::empty({4096}, DType::f32, backend.pinned_host_allocator(),
-                                  MemoryPurpose::data);
+    Tensor pinned =
+        Tensor::empty({4096}, DType::f32, backend.pinned_host_allocator(), MemoryPurpose::data);
     EXPECT_EQ(pinned.device(), DeviceKind::cpu);
-    EXPECT_EQ(backend.pinned_host_allocator().ledger().snapshot().in_use[index_of(MemoryPurpose::data)],
-              4096 * 4);
+    EXPECT_EQ(
+        backend.pinned_host_allocator().ledger().snapshot().in_use[index_of(MemoryPurpose::data)],
+        4096 * 4);
   }
   EXPECT_EQ(backend.arena().ledger().snapshot().total_in_use, base);
 }

@@ -131,8 +131,9 @@ TEST_P(GpuElementwise, SumOfSquaresAndFiniteness) {
   EXPECT_NEAR(gpu.sum_of_squares(dx), want, want * 1e-5);
   EXPECT_TRUE(gpu.all_finite(dx));
 
-  for (const float bad : {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                          std::numeric_limits<float>::quiet_NaN()}) {
+  for (const float bad :
+       {std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+        std::numeric_limits<float>::quiet_NaN()}) {
     Tensor y = to_device(x, dtype());
     Tensor bad_host = Tensor::host({1}, DType::f32);
     bad_host.data<float>()[0] = bad;

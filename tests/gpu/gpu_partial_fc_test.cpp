@@ -118,7 +118,8 @@ TEST_P(GpuPartialFc, GatherAndScatterRows) {
     Tensor want = clone_host(table);
     for (std::int64_t i = 0; i < 3; ++i)
       for (std::int64_t c = 0; c < cols; ++c)
-        want.data<float>()[where.data<std::int64_t>()[i] * cols + c] = rows.data<float>()[i * cols + c];
+        want.data<float>()[where.data<std::int64_t>()[i] * cols + c] =
+            rows.data<float>()[i * cols + c];
     expect_close(to_host_f32(dtable), want, 0.0, "scatter_rows");
   }
 }

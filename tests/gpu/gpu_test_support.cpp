@@ -128,9 +128,8 @@ void expect_close(const Tensor& actual_f32, const Tensor& expected_f32, double t
   const double rel_l2 = std::sqrt(diff2) / std::max(std::sqrt(ref2), floor);
   const double rel_max = max_diff / std::max(max_ref, floor);
   EXPECT_LE(rel_l2, tol) << what << ": relative L2 error " << rel_l2;
-  EXPECT_LE(rel_max, tol) << what << ": largest error " << max_diff << " at " << worst
-                          << " (got " << a[worst] << ", want " << e[worst] << ", max |want| "
-                          << max_ref << ")";
+  EXPECT_LE(rel_max, tol) << what << ": largest error " << max_diff << " at " << worst << " (got "
+                          << a[worst] << ", want " << e[worst] << ", max |want| " << max_ref << ")";
 }
 
 }  // namespace pfc::test

@@ -17,10 +17,10 @@ namespace pfc::test {
 
 bool gpu_available();
 
-#define PFC_REQUIRE_GPU()                                                               \
-  do {                                                                                  \
-    if (!::pfc::cuda_compiled()) GTEST_SKIP() << "built without CUDA";                 \
-    if (!::pfc::test::gpu_available()) GTEST_SKIP() << "no CUDA device visible";       \
+#define PFC_REQUIRE_GPU()                                                        \
+  do {                                                                           \
+    if (!::pfc::cuda_compiled()) GTEST_SKIP() << "built without CUDA";           \
+    if (!::pfc::test::gpu_available()) GTEST_SKIP() << "no CUDA device visible"; \
   } while (0)
 
 Backend& gpu_backend();
@@ -33,7 +33,8 @@ Tensor host_index(const std::vector<std::int64_t>& values);
 // The f32 values rounded through binary16, so the CPU reference sees exactly the f16 inputs.
 Tensor round_to_half(const Tensor& host_f32);
 // A device tensor of `dtype` (f16 or f32) holding the host f32 values (converted on the host).
-Tensor to_device(const Tensor& host_f32, DType dtype, MemoryPurpose purpose = MemoryPurpose::activations);
+Tensor to_device(const Tensor& host_f32, DType dtype,
+                 MemoryPurpose purpose = MemoryPurpose::activations);
 // A device copy of any host tensor, same dtype.
 Tensor to_device_same(const Tensor& host);
 // The device tensor's values on the host as f32 (after synchronising the GPU backend).

@@ -92,6 +92,10 @@ for precision in fp32 fp16; do
 done
 
 # ---- 4. benchmarks --------------------------------------------------------------------------
+h5_attribute() {  # h5_attribute FILE NAME: the value of /summary's attribute NAME
+  h5dump -a "/summary/$2" "$1" 2>/dev/null | grep -oE '\(0\): [-0-9.eE+]+' | awk '{print $2}'
+}
+
 # Prints "samples/s peak_GiB" from OUTDIR/<case>/metrics.h5 (/summary attributes), or the
 # last speed of the log when the file cannot be read.
 read_metrics() {
@@ -108,9 +112,11 @@ PY
   fi
   if [[ -z $figures && -f $h5 ]] && command -v h5dump >/dev/null; then
     local s p
-    s=$(h5dump -a /summary/samples_per_s "$h5" 2>/dev/null | grep -oE '\(0\): [-0-9.eE+]+' | awk '{print $2}')
-    p=$(h5dump -a /summary/mem_peak_bytes "$h5" 2>/dev/null | grep -oE '\(0\): [-0-9.eE+]+' | awk '{print $2}')
-    [[ -n $s && -n $p ]] && figures=$(awk -v s="$s" -v p="$p" 'BEGIN { printf "%.1f %.2f", s, p / 2^30 }')
+    s=$(h5_attribute "$h5" samples_per_s)
+    p=$(h5_attribute "$h5" mem_peak_bytes)
+    if [[ -n $s && -n $p ]]; then
+      figures=$(awk -v s="$s" -v p="$p" 'BEGIN { printf "%.1f %.2f", s, p / 2^30 }')
+    fi
   fi
   if [[ -z $figures ]]; then
     local s
@@ -171,5 +177,6 @@ done
   echo "case | samples/s | peak GiB | PyTorch samples/s | PyTorch GiB"
   for r in "${ROWS[@]}"; do echo "$r" | sed 's/|/ | /g'; done
   echo
-  echo "(r50, batch 128, fp16, one H200, world size 1; PyTorch figures from SPEC.md; ${SECONDS}s in all)"
+  echo "(r50, batch 128, fp16, one H200, world size 1; PyTorch figures from SPEC.md;" \
+    "${SECONDS}s in all)"
 } | tee "$OUTDIR/summary.txt"

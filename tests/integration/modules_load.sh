@@ -30,7 +30,8 @@ module unload pfc
 module unuse "$src/modules"
 
 # From an installed tree: the modulefile finds <prefix>/bin, lib and share/pfc/jobs.
-cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
+cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 ||
+  { cat "$tmp/install.log"; fail "cmake --install (it needs every installed target built)"; }
 [[ -f $tmp/prefix/share/pfc/modules/pfc.lua ]] || fail "cmake --install did not install pfc.lua"
 module use "$tmp/prefix/share/pfc/modules"
 module load pfc

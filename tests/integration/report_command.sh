@@ -28,7 +28,7 @@ grep -Eq '^\| 125 000 \| – \| 4681 \| [0-9]+ \| 4824 \| [0-9]+ \| 5004 \|$' "$
 grep -Eq '^\| 125 000 \| – \| 7\.4 \| [0-9]+\.[0-9] \| 5\.3 \| [0-9]+\.[0-9] \| 4\.9 \|$' \
   "$tmp/report.md" || fail "the 125 000 memory row"
 grep -q '^| 29 000 000 | – | – | – | – | – | 1855 |$' "$tmp/report.md" || fail "the 29M row"
-grep -q '2 run(s): 1 ranks on cpu' "$tmp/report.md" || fail "the setup line"
+grep -q '2 run(s): 1 rank on cpu' "$tmp/report.md" || fail "the setup line"
 
 grep -q '^identities,column,status,samples_per_s,' "$tmp/report.csv" || fail "CSV header"
 grep -q '^125000,PFC 0.1,ok,[0-9.]*,5004,' "$tmp/report.csv" || fail "CSV PFC cell"

@@ -130,11 +130,24 @@ for method in dp mp pfc; do
   [[ -f $out/row_0125k/$method/metrics.h5 ]] || { echo "FAIL: no $method/metrics.h5"; exit 1; }
 done
 
+# A method that fails does not lose the row: every rank 1 fails at step 2 here (PFC_FAULT),
+# and each method still runs, leaving its exit status.
+fault_out=$tmp/bench_fault
+job=$(PFC_BENCH_OUTPUT=$fault_out PFC_METHODS="dp pfc" PFC_FAULT=rank:1,step:2 \
+  submit_row --output="$tmp/job_fault.out")
+job_state=$(wait_job "$job")
+[[ $job_state == COMPLETED ]] || { cat "$tmp/job_fault.out"; echo "FAIL: job $job ended $job_state"; exit 1; }
+job=
+for method in dp pfc; do
+  grep -qv '^exit 0$' "$fault_out/row_0125k/$method/done" 2>/dev/null ||
+    { cat "$tmp/job_fault.out"; echo "FAIL: failing $method was not run or not recorded"; exit 1; }
+done
+
 # Slurm's warning before the time limit: SIGUSR1 to the batch script stops the running method
 # cleanly (its metrics.h5 ends "ok" with the steps done), leaves it to be run again, and ends
 # the row. PFC_REQUEUE=0 here; on a cluster the job would requeue itself.
 signal_out=$tmp/bench_signal
-job=$(PFC_BENCH_OUTPUT=$signal_out PFC_STEPS=1000000 PFC_REQUEUE=0 \
+job=$(PFC_BENCH_OUTPUT=$signal_out PFC_STEPS=1000000 PFC_SET=num_epoch=100000 PFC_REQUEUE=0 \
   submit_row --output="$tmp/job_signal.out")
 for _ in $(seq 120); do  # until DP has logged a row: its handlers are installed by then
   "$pfc" report "$signal_out" --format csv 2>/dev/null | grep -q '^125000,DP,running,[0-9]' && break

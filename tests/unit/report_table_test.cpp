@@ -159,7 +159,9 @@ TEST_F(ReportTable, CsvHasOneLinePerCellWithEveryField) {
   // The seed's cells: 5 DP, 8 MP and 11 PFC 0.1, plus the headline pair at 3M (MP, PFC 0.1);
   // ours add 2M DP and 2M PFC 0.2, where the seed has no figure.
   ASSERT_EQ(lines.size(), 1u + 5 + 9 + 12 + 2);
-  EXPECT_EQ(lines[0].substr(0, 30), "identities,column,status,samp");
+  EXPECT_EQ(lines[0],
+            "identities,column,status,samples_per_s,seed_samples_per_s,mem_peak_gb,seed_mem_gb,"
+            "mem_needed_gb,mem_available_gb,world_size,emulated,device,gpu_names,path");
   for (const std::string& line : lines) {
     // gpu_names is quoted (it holds commas); count the fields outside quotes.
     int fields = 1;

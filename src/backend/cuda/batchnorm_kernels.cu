@@ -1,5 +1,5 @@
 // Batch-norm in training mode over x [rows, channels]. CPU reference:
-// src/backend/cpu (batchnorm_forward_train / batchnorm_backward), which this must match:
+// src/backend/cpu/cpu_batchnorm.cpp, which this must match:
 // biased batch variance for normalising, unbiased for running_var, invstd = 1/sqrt(var + eps),
 // dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)).
 //
@@ -158,8 +158,7 @@ std::size_t batchnorm_backward_scratch_bytes(std::int64_t rows, std::int64_t cha
          2 * static_cast<std::size_t>(channels) * sizeof(float);
 }
 
-void launch_batchnorm_backward(const BatchNormBackwardArgs& a, void* scratch,
-                               cudaStream_t stream) {
+void launch_batchnorm_backward(const BatchNormBackwardArgs& a, void* scratch, cudaStream_t stream) {
   const ChannelReduceShape shape = channel_reduce_shape(a.rows, a.channels);
   float* partial = static_cast<float*>(scratch);
   float* mean_dy = partial + shape.scratch_bytes(2) / sizeof(float);
@@ -168,15 +167,14 @@ void launch_batchnorm_backward(const BatchNormBackwardArgs& a, void* scratch,
     using T = decltype(tag);
     const T* dy = static_cast<const T*>(a.dy);
     const T* x = static_cast<const T*>(a.x);
-    launch_channel_reduce<2>(shape,
-                             GradSumsOp<T>{dy, x, a.saved_mean, a.saved_invstd, a.channels},
+    launch_channel_reduce<2>(shape, GradSumsOp<T>{dy, x, a.saved_mean, a.saved_invstd, a.channels},
                              GradSumsFinalize{a.rows, a.dgamma, a.dbeta, mean_dy, mean_dy_xhat},
                              partial, stream);
-    const bool packed = is_aligned(a.dy, sizeof(T) * kPack) &&
-                        is_aligned(a.x, sizeof(T) * kPack) && is_aligned(a.dx, sizeof(T) * kPack);
+    const bool packed = is_aligned(a.dy, sizeof(T) * kPack) && is_aligned(a.x, sizeof(T) * kPack) &&
+                        is_aligned(a.dx, sizeof(T) * kPack);
     launch_map(a.rows * a.channels, packed,
-               InputGradOp<T>{dy, x, static_cast<T*>(a.dx), a.gamma, a.saved_mean,
-                              a.saved_invstd, mean_dy, mean_dy_xhat, a.channels},
+               InputGradOp<T>{dy, x, static_cast<T*>(a.dx), a.gamma, a.saved_mean, a.saved_invstd,
+                              mean_dy, mean_dy_xhat, a.channels},
                stream);
   });
 }

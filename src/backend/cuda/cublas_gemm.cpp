@@ -9,13 +9,11 @@ namespace pfc::cuda {
 
 namespace {
 
-cudaDataType_t cuda_type(DType dtype) {
-  return dtype == DType::f16 ? CUDA_R_16F : CUDA_R_32F;
-}
+cudaDataType_t cuda_type(DType dtype) { return dtype == DType::f16 ? CUDA_R_16F : CUDA_R_32F; }
 
 int narrow(std::int64_t v, const char* what) {
-  PFC_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(),
-            "gemm: {} = {} exceeds cuBLAS's int", what, v);
+  PFC_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), "gemm: {} = {} exceeds cuBLAS's int",
+            what, v);
   return static_cast<int>(v);
 }
 
@@ -34,7 +32,8 @@ void cublas_gemm(cublasHandle_t handle, bool transpose_a, bool transpose_b, doub
             kb, n);
   check_shape(c, {m, n}, "gemm", "c");
 
-  const bool all_f32 = a.dtype() == DType::f32 && b.dtype() == DType::f32 && c.dtype() == DType::f32;
+  const bool all_f32 =
+      a.dtype() == DType::f32 && b.dtype() == DType::f32 && c.dtype() == DType::f32;
   const bool half_inputs = a.dtype() == DType::f16 && b.dtype() == DType::f16 &&
                            (c.dtype() == DType::f16 || c.dtype() == DType::f32);
   PFC_CHECK(all_f32 || half_inputs,
@@ -55,10 +54,10 @@ void cublas_gemm(cublasHandle_t handle, bool transpose_a, bool transpose_b, doub
   const int ldb = narrow(std::max<std::int64_t>(1, b.dim(1)), "ldb");
   const int lda = narrow(std::max<std::int64_t>(1, a.dim(1)), "lda");
   const int ldc = narrow(std::max<std::int64_t>(1, n), "ldc");
-  PFC_CHECK_CUBLAS(cublasGemmEx(handle, op_b, op_a, narrow(n, "n"), narrow(m, "m"),
-                                narrow(k, "k"), &alpha_f, b.raw(), cuda_type(b.dtype()), ldb,
-                                a.raw(), cuda_type(a.dtype()), lda, &beta_f, c.raw(),
-                                cuda_type(c.dtype()), ldc, compute, CUBLAS_GEMM_DEFAULT));
+  PFC_CHECK_CUBLAS(cublasGemmEx(handle, op_b, op_a, narrow(n, "n"), narrow(m, "m"), narrow(k, "k"),
+                                &alpha_f, b.raw(), cuda_type(b.dtype()), ldb, a.raw(),
+                                cuda_type(a.dtype()), lda, &beta_f, c.raw(), cuda_type(c.dtype()),
+                                ldc, compute, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace pfc::cuda

@@ -21,21 +21,27 @@ constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
 
 const char* device_error_message(int code) {
   switch (code) {
-    case kGatherIndexOutOfRange: return "gather_rows: an index is outside the source rows";
-    case kScatterIndexOutOfRange: return "scatter_rows: an index is outside the destination rows";
-    case kSgdRowIndexOutOfRange: return "sgd_update_rows: an index is outside the weight rows";
+    case kGatherIndexOutOfRange:
+      return "gather_rows: an index is outside the source rows";
+    case kScatterIndexOutOfRange:
+      return "scatter_rows: an index is outside the destination rows";
+    case kSgdRowIndexOutOfRange:
+      return "sgd_update_rows: an index is outside the weight rows";
     case kMarginLabelOutOfRange:
       return "margin_logits: a local label is outside [-1, classes of the shard)";
     case kSoftmaxLabelOutOfRange:
       return "softmax_grad: a local label is outside [-1, classes of the shard)";
-    default: return "a kernel reported an unknown error code";
+    default:
+      return "a kernel reported an unknown error code";
   }
 }
 
 void require_device(const Tensor& t, const char* op, const char* operand) {
   PFC_CHECK(t.defined(), "{}: {} is undefined", op, operand);
-  PFC_CHECK(t.device() == DeviceKind::cuda, "{}: {} {} is a host tensor; the CUDA backend needs "
-            "device tensors", op, operand, t.describe());
+  PFC_CHECK(t.device() == DeviceKind::cuda,
+            "{}: {} {} is a host tensor; the CUDA backend needs "
+            "device tensors",
+            op, operand, t.describe());
 }
 
 void require_float(const Tensor& t, const char* op, const char* operand) {
@@ -77,7 +83,7 @@ CudaBackend::CudaBackend(int device_ordinal, std::size_t arena_bytes)
   r_->device_name = prop.name;
 
   r_->arena = std::make_unique<DeviceArena>(arena_bytes ? arena_bytes
-                                                         : DeviceArena::default_reservation_bytes());
+                                                        : DeviceArena::default_reservation_bytes());
   r_->stream = cuda::make_stream();
   r_->cudnn = cuda::make_cudnn_handle();
   PFC_CHECK_CUDNN(cudnnSetStream(r_->cudnn, r_->stream));
@@ -85,7 +91,8 @@ CudaBackend::CudaBackend(int device_ordinal, std::size_t arena_bytes)
   PFC_CHECK_CUBLAS(cublasSetStream(r_->cublas, r_->stream));
   r_->cublas_workspace = Tensor::empty({static_cast<std::int64_t>(kCublasWorkspaceBytes)},
                                        DType::u8, *r_->arena, MemoryPurpose::workspace);
-  PFC_CHECK_CUBLAS(cublasSetWorkspace(r_->cublas, r_->cublas_workspace.raw(), kCublasWorkspaceBytes));
+  PFC_CHECK_CUBLAS(
+      cublasSetWorkspace(r_->cublas, r_->cublas_workspace.raw(), kCublasWorkspaceBytes));
   r_->convolution = std::make_unique<cuda::CudnnConvolution>(r_->cudnn, *r_->arena);
 
   r_->error_flag = Tensor::empty({1}, DType::i32, *r_->arena, MemoryPurpose::workspace);
@@ -118,8 +125,8 @@ int* CudaBackend::error_flag() { return r_->error_flag.data<std::int32_t>(); }
 
 void CudaBackend::wait_and_check() {
   int* host_flag = static_cast<int*>(r_->host_results.raw());
-  PFC_CHECK_CUDA(cudaMemcpyAsync(host_flag, error_flag(), sizeof(int), cudaMemcpyDeviceToHost,
-                                 r_->stream));
+  PFC_CHECK_CUDA(
+      cudaMemcpyAsync(host_flag, error_flag(), sizeof(int), cudaMemcpyDeviceToHost, r_->stream));
   PFC_CHECK_CUDA(cudaStreamSynchronize(r_->stream));
   const int code = *host_flag;
   if (code != kNoDeviceError) {

@@ -67,8 +67,8 @@ void CudaBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy
   r_->convolution->backward_data(g, dy.dtype(), dy.raw(), w.raw(), dx.raw());
 }
 
-void CudaBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x,
-                                         const Tensor& dy, Tensor& dw) {
+void CudaBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x, const Tensor& dy,
+                                         Tensor& dw) {
   require_conv_operands(g, x, "x", g.input_shape(), dw, "dw", dy, "dy", g.output_shape(),
                         "conv2d_backward_filter");
   r_->convolution->backward_filter(g, x.dtype(), x.raw(), dy.raw(), dw.raw());
@@ -165,8 +165,8 @@ void CudaBackend::prelu_forward(const Tensor& x, const Tensor& slope, Tensor& y)
                              r_->stream);
 }
 
-void CudaBackend::prelu_backward(const Tensor& dy, const Tensor& x, const Tensor& slope,
-                                 Tensor& dx, Tensor& dslope) {
+void CudaBackend::prelu_backward(const Tensor& dy, const Tensor& x, const Tensor& slope, Tensor& dx,
+                                 Tensor& dslope) {
   constexpr const char* op = "prelu_backward";
   require_float(x, op, "x");
   require_device(slope, op, "slope");
@@ -227,7 +227,8 @@ bool CudaBackend::all_finite(const Tensor& x) {
   cuda::launch_find_nonfinite(x.raw(), x.dtype(), x.numel(), static_cast<int*>(found.raw()),
                               r_->stream);
   int* host = reinterpret_cast<int*>(static_cast<double*>(r_->host_results.raw()) + 1);
-  PFC_CHECK_CUDA(cudaMemcpyAsync(host, found.raw(), sizeof(int), cudaMemcpyDeviceToHost, r_->stream));
+  PFC_CHECK_CUDA(
+      cudaMemcpyAsync(host, found.raw(), sizeof(int), cudaMemcpyDeviceToHost, r_->stream));
   wait_and_check();
   return *host == 0;
 }
@@ -248,8 +249,7 @@ void CudaBackend::add_row_vector(Tensor& x, const Tensor& bias) {
   PFC_CHECK(bias.rank() == 1, "add_row_vector: bias {} must be a vector", bias.describe());
   const std::int64_t cols = bias.numel();
   const std::int64_t rows = rows_of(x, cols, "add_row_vector", "x");
-  cuda::launch_add_row_vector(x.raw(), x.dtype(), rows, cols, bias.raw(), bias.dtype(),
-                              r_->stream);
+  cuda::launch_add_row_vector(x.raw(), x.dtype(), rows, cols, bias.raw(), bias.dtype(), r_->stream);
 }
 
 void CudaBackend::sum_rows(const Tensor& x, Tensor& out) {
@@ -276,8 +276,8 @@ void CudaBackend::l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& norms) {
                                  x.dim(0), x.dim(1), r_->stream);
 }
 
-void CudaBackend::l2_normalize_rows_backward(const Tensor& dy, const Tensor& y,
-                                             const Tensor& norms, Tensor& dx) {
+void CudaBackend::l2_normalize_rows_backward(const Tensor& dy, const Tensor& y, const Tensor& norms,
+                                             Tensor& dx) {
   constexpr const char* op = "l2_normalize_rows_backward";
   require_float(y, op, "y");
   require_float(dy, op, "dy");
@@ -301,9 +301,9 @@ void CudaBackend::gather_rows(const Tensor& src, const Tensor& index, Tensor& ds
   PFC_CHECK(trailing(dst) == trailing(src), "{}: rows of dst {} differ from rows of src {}", op,
             dst.describe(), src.describe());
   require_index(index, dst.dim(0), op);
-  cuda::launch_gather_rows(src.raw(), src.dim(0), index.data<std::int64_t>(), dst.dim(0),
-                           dst.raw(), row_bytes(src.dim(0) ? src : dst), error_flag(),
-                           kGatherIndexOutOfRange, r_->stream);
+  cuda::launch_gather_rows(src.raw(), src.dim(0), index.data<std::int64_t>(), dst.dim(0), dst.raw(),
+                           row_bytes(src.dim(0) ? src : dst), error_flag(), kGatherIndexOutOfRange,
+                           r_->stream);
 }
 
 void CudaBackend::scatter_rows(const Tensor& src, const Tensor& index, Tensor& dst) {
@@ -332,9 +332,8 @@ void CudaBackend::margin_logits(Tensor& cos, const Tensor& local_label, const Ma
   Tensor work = scratch(cuda::margin_softmax_scratch_bytes(batch, classes));
   cuda::launch_margin_logits(cos.raw(), cos.dtype(), batch, classes,
                              local_label.data<std::int64_t>(),
-                             {margin.m1, margin.m2, margin.m3, margin.scale},
-                             row_max.data<float>(), work.raw(), error_flag(),
-                             kMarginLabelOutOfRange, r_->stream);
+                             {margin.m1, margin.m2, margin.m3, margin.scale}, row_max.data<float>(),
+                             work.raw(), error_flag(), kMarginLabelOutOfRange, r_->stream);
 }
 
 void CudaBackend::exp_and_row_sum(Tensor& logits, const Tensor& global_max, Tensor& row_sum) {
@@ -351,8 +350,8 @@ void CudaBackend::exp_and_row_sum(Tensor& logits, const Tensor& global_max, Tens
 }
 
 void CudaBackend::softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
-                               const Tensor& local_label, double scale,
-                               std::int64_t global_batch, Tensor& target_prob) {
+                               const Tensor& local_label, double scale, std::int64_t global_batch,
+                               Tensor& target_prob) {
   constexpr const char* op = "softmax_grad";
   require_float(exp_logits, op, "exp_logits");
   PFC_CHECK(exp_logits.rank() == 2, "{}: exp_logits {} must be [batch, classes]", op,
@@ -395,13 +394,13 @@ void CudaBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, con
   PFC_CHECK(w.rank() == 2, "{}: w {} must be [rows, cols]", op, w.describe());
   check_shape(m, w.shape(), op, "m");
   require_float(g, op, "g");
-  PFC_CHECK(g.rank() == 2 && g.dim(1) == w.dim(1), "{}: g {} must be [count, {}]", op,
-            g.describe(), w.dim(1));
+  PFC_CHECK(g.rank() == 2 && g.dim(1) == w.dim(1), "{}: g {} must be [count, {}]", op, g.describe(),
+            w.dim(1));
   require_index(index, g.dim(0), op);
   cuda::launch_sgd_update_rows(w.data<float>(), m.data<float>(), w.dim(0), w.dim(1),
                                index.data<std::int64_t>(), g.raw(), g.dtype(), g.dim(0),
-                               {lr, momentum, weight_decay}, error_flag(),
-                               kSgdRowIndexOutOfRange, r_->stream);
+                               {lr, momentum, weight_decay}, error_flag(), kSgdRowIndexOutOfRange,
+                               r_->stream);
 }
 
 }  // namespace pfc

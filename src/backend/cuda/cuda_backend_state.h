@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "backend/cuda/cublas_gemm.h"
 #include "backend/cuda/cuda_backend.h"

@@ -42,8 +42,8 @@ void throw_nccl_error(ncclResult_t status, const char* call, const char* file, i
 }
 
 void throw_unsupported_dtype(const char* op, DType dtype) {
-  throw Error(fmt::format("{}: the CUDA backend has no kernel for element type {}", op,
-                          dtype_name(dtype)));
+  throw Error(
+      fmt::format("{}: the CUDA backend has no kernel for element type {}", op, dtype_name(dtype)));
 }
 
 }  // namespace pfc::cuda

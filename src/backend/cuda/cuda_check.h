@@ -25,32 +25,32 @@ namespace pfc::cuda {
 
 }  // namespace pfc::cuda
 
-#define PFC_CHECK_CUDA(call)                                                              \
-  do {                                                                                    \
-    const cudaError_t pfc_status_ = (call);                                               \
-    if (pfc_status_ != cudaSuccess)                                                       \
-      ::pfc::cuda::throw_cuda_error(pfc_status_, #call, __FILE__, __LINE__);              \
+#define PFC_CHECK_CUDA(call)                                                 \
+  do {                                                                       \
+    const cudaError_t pfc_status_ = (call);                                  \
+    if (pfc_status_ != cudaSuccess)                                          \
+      ::pfc::cuda::throw_cuda_error(pfc_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define PFC_CHECK_CUDNN(call)                                                             \
-  do {                                                                                    \
-    const cudnnStatus_t pfc_status_ = (call);                                             \
-    if (pfc_status_ != CUDNN_STATUS_SUCCESS)                                              \
-      ::pfc::cuda::throw_cudnn_error(pfc_status_, #call, __FILE__, __LINE__);             \
+#define PFC_CHECK_CUDNN(call)                                                 \
+  do {                                                                        \
+    const cudnnStatus_t pfc_status_ = (call);                                 \
+    if (pfc_status_ != CUDNN_STATUS_SUCCESS)                                  \
+      ::pfc::cuda::throw_cudnn_error(pfc_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define PFC_CHECK_CUBLAS(call)                                                            \
-  do {                                                                                    \
-    const cublasStatus_t pfc_status_ = (call);                                            \
-    if (pfc_status_ != CUBLAS_STATUS_SUCCESS)                                             \
-      ::pfc::cuda::throw_cublas_error(pfc_status_, #call, __FILE__, __LINE__);            \
+#define PFC_CHECK_CUBLAS(call)                                                 \
+  do {                                                                         \
+    const cublasStatus_t pfc_status_ = (call);                                 \
+    if (pfc_status_ != CUBLAS_STATUS_SUCCESS)                                  \
+      ::pfc::cuda::throw_cublas_error(pfc_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define PFC_CHECK_NCCL(call)                                                              \
-  do {                                                                                    \
-    const ncclResult_t pfc_status_ = (call);                                              \
-    if (pfc_status_ != ncclSuccess)                                                       \
-      ::pfc::cuda::throw_nccl_error(pfc_status_, #call, __FILE__, __LINE__);              \
+#define PFC_CHECK_NCCL(call)                                                 \
+  do {                                                                       \
+    const ncclResult_t pfc_status_ = (call);                                 \
+    if (pfc_status_ != ncclSuccess)                                          \
+      ::pfc::cuda::throw_nccl_error(pfc_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
 // After a kernel launch: a bad launch configuration shows up here, not at the next sync.

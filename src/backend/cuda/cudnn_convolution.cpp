@@ -19,9 +19,9 @@ namespace {
 constexpr std::size_t kMaxWorkspaceBytes = std::size_t{512} << 20;
 
 std::string describe(const Conv2dGeometry& g, DType dtype) {
-  return fmt::format("conv {}x{} stride {} pad {} {} [{}, {}, {}, {}] -> {} channels",
-                     g.kernel, g.kernel, g.stride, g.pad, dtype_name(dtype), g.batch, g.in_h,
-                     g.in_w, g.in_channels, g.out_channels);
+  return fmt::format("conv {}x{} stride {} pad {} {} [{}, {}, {}, {}] -> {} channels", g.kernel,
+                     g.kernel, g.stride, g.pad, dtype_name(dtype), g.batch, g.in_h, g.in_w,
+                     g.in_channels, g.out_channels);
 }
 
 int narrow(std::int64_t v, const Conv2dGeometry& g, DType dtype) {
@@ -87,7 +87,7 @@ std::size_t CudnnConvolution::find_workspace_limit() const {
 }
 
 CudnnConvolution::Plan& CudnnConvolution::plan(const Conv2dGeometry& g, DType dtype) {
-  const Key key{g.batch, g.in_h,   g.in_w, g.in_channels, g.out_channels,
+  const Key key{g.batch,  g.in_h,   g.in_w, g.in_channels,          g.out_channels,
                 g.kernel, g.stride, g.pad,  static_cast<int>(dtype)};
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
 
@@ -95,20 +95,19 @@ CudnnConvolution::Plan& CudnnConvolution::plan(const Conv2dGeometry& g, DType dt
   p->dtype = dtype;
   p->name = describe(g, dtype);
   const cudnnDataType_t type = cudnn_type(dtype);
-  PFC_CHECK_CUDNN(cudnnSetTensor4dDescriptor(p->x, CUDNN_TENSOR_NHWC, type, narrow(g.batch, g, dtype),
-                                             narrow(g.in_channels, g, dtype), narrow(g.in_h, g, dtype),
-                                             narrow(g.in_w, g, dtype)));
-  PFC_CHECK_CUDNN(cudnnSetTensor4dDescriptor(p->y, CUDNN_TENSOR_NHWC, type, narrow(g.batch, g, dtype),
-                                             narrow(g.out_channels, g, dtype),
-                                             narrow(g.out_h(), g, dtype), narrow(g.out_w(), g, dtype)));
-  PFC_CHECK_CUDNN(cudnnSetFilter4dDescriptor(p->w, type, CUDNN_TENSOR_NHWC,
-                                             narrow(g.out_channels, g, dtype),
-                                             narrow(g.in_channels, g, dtype),
-                                             narrow(g.kernel, g, dtype), narrow(g.kernel, g, dtype)));
+  PFC_CHECK_CUDNN(cudnnSetTensor4dDescriptor(
+      p->x, CUDNN_TENSOR_NHWC, type, narrow(g.batch, g, dtype), narrow(g.in_channels, g, dtype),
+      narrow(g.in_h, g, dtype), narrow(g.in_w, g, dtype)));
+  PFC_CHECK_CUDNN(cudnnSetTensor4dDescriptor(
+      p->y, CUDNN_TENSOR_NHWC, type, narrow(g.batch, g, dtype), narrow(g.out_channels, g, dtype),
+      narrow(g.out_h(), g, dtype), narrow(g.out_w(), g, dtype)));
+  PFC_CHECK_CUDNN(cudnnSetFilter4dDescriptor(
+      p->w, type, CUDNN_TENSOR_NHWC, narrow(g.out_channels, g, dtype),
+      narrow(g.in_channels, g, dtype), narrow(g.kernel, g, dtype), narrow(g.kernel, g, dtype)));
   const int pad = narrow(g.pad, g, dtype), stride = narrow(g.stride, g, dtype);
   const cudnnMathType_t math = dtype == DType::f16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
-  for (cudnnConvolutionDescriptor_t conv : {p->conv_fwd.get(), p->conv_bwd_data.get(),
-                                            p->conv_bwd_filter.get()}) {
+  for (cudnnConvolutionDescriptor_t conv :
+       {p->conv_fwd.get(), p->conv_bwd_data.get(), p->conv_bwd_filter.get()}) {
     // Accumulate in f32 for both dtypes (f16 data with f32 compute is cuDNN's PSEUDO_HALF).
     PFC_CHECK_CUDNN(cudnnSetConvolution2dDescriptor(conv, pad, pad, stride, stride, 1, 1,
                                                     CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -127,7 +126,8 @@ void adopt_math(cudnnConvolutionDescriptor_t conv, DType dtype, cudnnMathType_t 
 }
 
 Tensor workspace_tensor(DeviceArena& arena, std::size_t bytes) {
-  return Tensor::empty({static_cast<std::int64_t>(bytes)}, DType::u8, arena, MemoryPurpose::workspace);
+  return Tensor::empty({static_cast<std::int64_t>(bytes)}, DType::u8, arena,
+                       MemoryPurpose::workspace);
 }
 
 }  // namespace
@@ -148,9 +148,9 @@ void CudnnConvolution::forward(const Conv2dGeometry& g, DType dtype, const void*
       best = pick(results.data(), count, dtype, limit);
     }
     if (!best) {
-      PFC_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(
-          handle_, p.x, p.w, p.conv_fwd, p.y, static_cast<int>(results.size()), &count,
-          results.data()));
+      PFC_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(handle_, p.x, p.w, p.conv_fwd, p.y,
+                                                             static_cast<int>(results.size()),
+                                                             &count, results.data()));
       best = pick(results.data(), count, dtype, limit);
     }
     PFC_CHECK(best != nullptr, "{}: cuDNN offers no forward algorithm within {} bytes of workspace",
@@ -221,15 +221,15 @@ void CudnnConvolution::backward_filter(const Conv2dGeometry& g, DType dtype, con
       best = pick(results.data(), count, dtype, limit);
     }
     PFC_CHECK(best != nullptr,
-              "{}: cuDNN offers no backward-filter algorithm within {} bytes of workspace",
-              p.name, limit);
+              "{}: cuDNN offers no backward-filter algorithm within {} bytes of workspace", p.name,
+              limit);
     adopt_math(p.conv_bwd_filter, dtype, best->mathType);
     p.bwd_filter = {true, best->algo, best->memory};
   }
   Tensor ws = workspace_tensor(arena_, p.bwd_filter.workspace);
   const float one = 1.0f, zero = 0.0f;
-  PFC_CHECK_CUDNN(cudnnConvolutionBackwardFilter(handle_, &one, p.x, x, p.y, dy,
-                                                 p.conv_bwd_filter, p.bwd_filter.algo, ws.raw(),
+  PFC_CHECK_CUDNN(cudnnConvolutionBackwardFilter(handle_, &one, p.x, x, p.y, dy, p.conv_bwd_filter,
+                                                 p.bwd_filter.algo, ws.raw(),
                                                  p.bwd_filter.workspace, &zero, p.w, dw));
 }
 

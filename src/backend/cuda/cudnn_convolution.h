@@ -25,8 +25,7 @@ class CudnnConvolution {
   CudnnConvolution& operator=(const CudnnConvolution&) = delete;
 
   void forward(const Conv2dGeometry& g, DType dtype, const void* x, const void* w, void* y);
-  void backward_data(const Conv2dGeometry& g, DType dtype, const void* dy, const void* w,
-                     void* dx);
+  void backward_data(const Conv2dGeometry& g, DType dtype, const void* dy, const void* w, void* dx);
   void backward_filter(const Conv2dGeometry& g, DType dtype, const void* x, const void* dy,
                        void* dw);
 

@@ -31,17 +31,20 @@ std::size_t parse_byte_count(const std::string& text, const char* what) {
   try {
     value = std::stoull(text, &pos);
   } catch (const std::exception&) {
-    throw UsageError(fmt::format("{} = \"{}\" is not a byte count (e.g. 85899345920 or 80G)",
-                                 what, text));
+    throw UsageError(
+        fmt::format("{} = \"{}\" is not a byte count (e.g. 85899345920 or 80G)", what, text));
   }
   const std::string suffix = text.substr(pos);
   unsigned long long unit = 1;
-  if (suffix == "K" || suffix == "k") unit = 1ull << 10;
-  else if (suffix == "M" || suffix == "m") unit = 1ull << 20;
-  else if (suffix == "G" || suffix == "g") unit = 1ull << 30;
+  if (suffix == "K" || suffix == "k")
+    unit = 1ull << 10;
+  else if (suffix == "M" || suffix == "m")
+    unit = 1ull << 20;
+  else if (suffix == "G" || suffix == "g")
+    unit = 1ull << 30;
   else if (!suffix.empty())
-    throw UsageError(fmt::format("{} = \"{}\": unknown suffix \"{}\" (allowed: K, M, G)", what,
-                                 text, suffix));
+    throw UsageError(
+        fmt::format("{} = \"{}\": unknown suffix \"{}\" (allowed: K, M, G)", what, text, suffix));
   return static_cast<std::size_t>(value * unit);
 }
 
@@ -64,8 +67,7 @@ DeviceArena::DeviceArena(std::size_t bytes) : capacity_(bytes / kAlignment * kAl
     throw OutOfMemoryError(
         fmt::format("device memory: cannot reserve the arena of {} bytes ({:.2f} GiB): {}; "
                     "{} of {} bytes free on the device (set PFC_CUDA_ARENA_BYTES lower)",
-                    capacity_, gib(capacity_), cudaGetErrorString(status), free_bytes,
-                    total_bytes),
+                    capacity_, gib(capacity_), cudaGetErrorString(status), free_bytes, total_bytes),
         static_cast<long long>(capacity_), static_cast<long long>(free_bytes));
   }
   base_ = static_cast<char*>(base);
@@ -113,7 +115,8 @@ void DeviceArena::deallocate(void* ptr, std::size_t bytes, MemoryPurpose purpose
   }
   std::lock_guard lock(mutex_);
   const char* p = static_cast<const char*>(ptr);
-  if (p < base_ || p >= base_ + capacity_) abort_bad_free("pointer not from this arena", ptr, bytes);
+  if (p < base_ || p >= base_ + capacity_)
+    abort_bad_free("pointer not from this arena", ptr, bytes);
   std::size_t offset = static_cast<std::size_t>(p - base_);
   const auto used = used_.find(offset);
   if (used == used_.end()) abort_bad_free("double free or interior pointer", ptr, bytes);
@@ -159,16 +162,16 @@ void DeviceArena::throw_out_of_memory(std::size_t needed, MemoryPurpose purpose)
   std::string breakdown;
   for (std::size_t p = 0; p < kMemoryPurposeCount; ++p) {
     if (!breakdown.empty()) breakdown += ", ";
-    breakdown += fmt::format("{} {}", memory_purpose_name(static_cast<MemoryPurpose>(p)),
-                             snap.in_use[p]);
+    breakdown +=
+        fmt::format("{} {}", memory_purpose_name(static_cast<MemoryPurpose>(p)), snap.in_use[p]);
   }
   const std::size_t largest = free_by_size_.empty() ? 0 : free_by_size_.rbegin()->first;
   const std::size_t available = capacity_ - in_use_;
   throw OutOfMemoryError(
       fmt::format("device memory: need {} bytes for {}, {} of {} bytes in use ({}); {} bytes "
                   "free, largest free block {} (need {:.2f} GiB, in use {:.2f} of {:.2f} GiB)",
-                  needed, memory_purpose_name(purpose), in_use_, capacity_, breakdown,
-                  available, largest, gib(needed), gib(in_use_), gib(capacity_)),
+                  needed, memory_purpose_name(purpose), in_use_, capacity_, breakdown, available,
+                  largest, gib(needed), gib(in_use_), gib(capacity_)),
       static_cast<long long>(needed), static_cast<long long>(available));
 }
 

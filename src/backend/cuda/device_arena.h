@@ -56,7 +56,7 @@ class DeviceArena final : public Allocator {
   char* base_ = nullptr;
   std::size_t capacity_ = 0;
   std::size_t in_use_ = 0;
-  std::map<std::size_t, std::size_t> free_by_offset_;          // offset -> size
+  std::map<std::size_t, std::size_t> free_by_offset_;           // offset -> size
   std::set<std::pair<std::size_t, std::size_t>> free_by_size_;  // (size, offset): best fit
   std::unordered_map<std::size_t, std::size_t> used_;           // offset -> aligned size
 };

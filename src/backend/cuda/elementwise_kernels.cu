@@ -1,12 +1,11 @@
-// Elementwise kernels. CPU reference: src/backend/cpu (fill, cast, add, axpy, scale,
-// add_row_vector); f16 values are read into f32, computed there and rounded once on store,
-// which is what the CPU backend does with Half.
-#include "backend/cuda/elementwise_kernels.h"
-
+// Elementwise kernels. CPU reference: src/backend/cpu/cpu_tensor_ops.cpp (fill, cast),
+// cpu_elementwise.cpp (add, axpy, scale), cpu_gemm.cpp (add_row_vector). f16 values are read
+// into f32, computed there and rounded once on store.
 #include <cuda_fp16.h>
 
 #include <type_traits>
 
+#include "backend/cuda/elementwise_kernels.h"
 #include "backend/cuda/kernel_common.cuh"
 
 namespace pfc::cuda {
@@ -71,10 +70,17 @@ void cast_as(const void* src, void* dst, std::int64_t n, cudaStream_t stream) {
 template <class F>
 void dispatch_cast_type(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::f16: f(__half{}); return;
-    case DType::f32: f(float{}); return;
-    case DType::f64: f(double{}); return;
-    default: throw_unsupported_dtype("cast", dtype);
+    case DType::f16:
+      f(__half{});
+      return;
+    case DType::f32:
+      f(float{});
+      return;
+    case DType::f64:
+      f(double{});
+      return;
+    default:
+      throw_unsupported_dtype("cast", dtype);
   }
 }
 
@@ -147,21 +153,32 @@ struct AddRowVectorOp {
 
 void launch_fill(void* x, DType dtype, std::int64_t n, double value, cudaStream_t stream) {
   switch (dtype) {
-    case DType::f16: fill_as(x, n, __float2half_rn(static_cast<float>(value)), stream); return;
-    case DType::f32: fill_as(x, n, static_cast<float>(value), stream); return;
-    case DType::f64: fill_as(x, n, value, stream); return;
-    case DType::i32: fill_as(x, n, static_cast<std::int32_t>(value), stream); return;
-    case DType::i64: fill_as(x, n, static_cast<std::int64_t>(value), stream); return;
-    case DType::u8: fill_as(x, n, static_cast<std::uint8_t>(value), stream); return;
+    case DType::f16:
+      fill_as(x, n, __float2half_rn(static_cast<float>(value)), stream);
+      return;
+    case DType::f32:
+      fill_as(x, n, static_cast<float>(value), stream);
+      return;
+    case DType::f64:
+      fill_as(x, n, value, stream);
+      return;
+    case DType::i32:
+      fill_as(x, n, static_cast<std::int32_t>(value), stream);
+      return;
+    case DType::i64:
+      fill_as(x, n, static_cast<std::int64_t>(value), stream);
+      return;
+    case DType::u8:
+      fill_as(x, n, static_cast<std::uint8_t>(value), stream);
+      return;
   }
 }
 
 void launch_cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::int64_t n,
                  cudaStream_t stream) {
   dispatch_cast_type(src_dtype, [&](auto from) {
-    dispatch_cast_type(dst_dtype, [&](auto to) {
-      cast_as<decltype(from), decltype(to)>(src, dst, n, stream);
-    });
+    dispatch_cast_type(
+        dst_dtype, [&](auto to) { cast_as<decltype(from), decltype(to)>(src, dst, n, stream); });
   });
 }
 
@@ -177,17 +194,17 @@ void launch_add(const void* a, const void* b, void* y, DType dtype, std::int64_t
   });
 }
 
-void launch_axpy(double alpha, const void* x, DType x_dtype, void* y, DType y_dtype,
-                 std::int64_t n, cudaStream_t stream) {
+void launch_axpy(double alpha, const void* x, DType x_dtype, void* y, DType y_dtype, std::int64_t n,
+                 cudaStream_t stream) {
   dispatch_float(x_dtype, "axpy", [&](auto x_tag) {
     dispatch_float(y_dtype, "axpy", [&](auto y_tag) {
       using TX = decltype(x_tag);
       using TY = decltype(y_tag);
       const bool packed = is_aligned(x, sizeof(TX) * kPack) && is_aligned(y, sizeof(TY) * kPack);
-      launch_map(n, packed,
-                 AxpyOp<TX, TY>{static_cast<float>(alpha), static_cast<const TX*>(x),
-                                static_cast<TY*>(y)},
-                 stream);
+      launch_map(
+          n, packed,
+          AxpyOp<TX, TY>{static_cast<float>(alpha), static_cast<const TX*>(x), static_cast<TY*>(y)},
+          stream);
     });
   });
 }

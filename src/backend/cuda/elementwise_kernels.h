@@ -20,8 +20,8 @@ void launch_cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, s
 void launch_add(const void* a, const void* b, void* y, DType dtype, std::int64_t n,
                 cudaStream_t stream);
 // y += alpha * x; x and y each f16 or f32.
-void launch_axpy(double alpha, const void* x, DType x_dtype, void* y, DType y_dtype,
-                 std::int64_t n, cudaStream_t stream);
+void launch_axpy(double alpha, const void* x, DType x_dtype, void* y, DType y_dtype, std::int64_t n,
+                 cudaStream_t stream);
 // x *= alpha; f16 or f32.
 void launch_scale(void* x, DType dtype, std::int64_t n, double alpha, cudaStream_t stream);
 // x [rows, cols] += bias [cols] on every row; x and bias each f16 or f32.

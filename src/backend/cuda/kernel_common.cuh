@@ -82,7 +82,8 @@ template <class Op>
 void launch_map(std::int64_t n, bool packed, const Op& op, cudaStream_t stream) {
   if (n == 0) return;
   if (packed) {
-    map_kernel<kPack, Op><<<grid_size(ceil_div(n, kPack), kMapBlock), kMapBlock, 0, stream>>>(n, op);
+    map_kernel<kPack, Op>
+        <<<grid_size(ceil_div(n, kPack), kMapBlock), kMapBlock, 0, stream>>>(n, op);
   } else {
     map_kernel<1, Op><<<grid_size(n, kMapBlock), kMapBlock, 0, stream>>>(n, op);
   }
@@ -102,7 +103,8 @@ struct MaxOp {
 template <class Op>
 __device__ __forceinline__ float warp_reduce(float v, Op op) {
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  for (int offset = 16; offset > 0; offset >>= 1)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
   return v;
 }
 
@@ -128,9 +130,14 @@ __device__ __forceinline__ float block_reduce(float v, Op op, float identity) {
 template <class F>
 void dispatch_float(DType dtype, const char* op, F&& f) {
   switch (dtype) {
-    case DType::f16: f(__half{}); return;
-    case DType::f32: f(float{}); return;
-    default: throw_unsupported_dtype(op, dtype);
+    case DType::f16:
+      f(__half{});
+      return;
+    case DType::f32:
+      f(float{});
+      return;
+    default:
+      throw_unsupported_dtype(op, dtype);
   }
 }
 

@@ -1,9 +1,10 @@
-// The margin softmax of PartialFC. CPU reference: src/backend/cpu (margin_logits,
-// exp_and_row_sum, softmax_grad), after arcface_torch's PartialFC_V2 and CombinedMarginLoss:
-// clamp to [-1, 1]; the target logit becomes cos(m1 * acos(c) + m2) - m3 (computed in f64
-// like the CPU, there is one per row); everything times s; the margin is straight-through in
-// the gradient. Each row is split into chunks of kChunk columns, one block per (chunk, row);
-// per-chunk maxima and sums are folded by one warp per row, in a fixed order.
+// The margin softmax of PartialFC. CPU reference: src/backend/cpu/cpu_partial_fc_ops.cpp
+// (margin_logits, exp_and_row_sum, softmax_grad), after arcface_torch's PartialFC_V2 and
+// CombinedMarginLoss: clamp to [-1, 1]; the target logit becomes cos(m1 * acos(c) + m2) - m3
+// (in f64 like the CPU, there is one per row; CosFace skips the acos); everything times s;
+// the margin is straight-through in the gradient. Each row is split into chunks of kChunk columns,
+// one block per (chunk, row); per-chunk maxima and sums are folded by one warp per row, in a fixed
+// order.
 #include <algorithm>
 #include <cmath>
 
@@ -17,7 +18,9 @@ namespace {
 constexpr int kBlock = 256;
 constexpr std::int64_t kChunk = kBlock * 16;
 
-std::int64_t chunks_per_row(std::int64_t classes) { return std::max<std::int64_t>(1, ceil_div(classes, kChunk)); }
+std::int64_t chunks_per_row(std::int64_t classes) {
+  return std::max<std::int64_t>(1, ceil_div(classes, kChunk));
+}
 
 dim3 chunk_grid(std::int64_t batch, std::int64_t classes) {
   return dim3(static_cast<unsigned>(chunks_per_row(classes)), static_cast<unsigned>(batch));
@@ -83,7 +86,8 @@ __global__ void exp_kernel(T* logits, std::int64_t classes, const float* global_
 template <bool kMax>
 __global__ void fold_chunks(const float* partial, std::int64_t batch, std::int64_t chunks,
                             float* out) {
-  const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) + (threadIdx.x >> 5);
+  const std::int64_t b =
+      static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32) + (threadIdx.x >> 5);
   if (b >= batch) return;
   const int lane = threadIdx.x & 31;
   const float* p = partial + b * chunks;
@@ -105,15 +109,16 @@ template <bool kMax>
 void launch_fold(const float* partial, std::int64_t batch, std::int64_t chunks, float* out,
                  cudaStream_t stream) {
   constexpr int kRowsPerBlock = 8;
-  fold_chunks<kMax><<<static_cast<unsigned>(ceil_div(batch, kRowsPerBlock)), kRowsPerBlock * 32, 0,
-                      stream>>>(partial, batch, chunks, out);
+  fold_chunks<kMax>
+      <<<static_cast<unsigned>(ceil_div(batch, kRowsPerBlock)), kRowsPerBlock * 32, 0, stream>>>(
+          partial, batch, chunks, out);
   PFC_CHECK_LAUNCH();
 }
 
 template <class T>
 __global__ void softmax_grad_kernel(T* e, std::int64_t classes, const float* global_sum,
-                                    const std::int64_t* label, float grad_scale,
-                                    float* target_prob, int* error_flag, int code) {
+                                    const std::int64_t* label, float grad_scale, float* target_prob,
+                                    int* error_flag, int code) {
   const std::int64_t b = blockIdx.y;
   const std::int64_t target = label[b];
   if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -162,8 +167,8 @@ void launch_exp_and_row_sum(void* logits, DType dtype, std::int64_t batch, std::
   float* partial = static_cast<float*>(scratch);
   dispatch_float(dtype, "exp_and_row_sum", [&](auto tag) {
     using T = decltype(tag);
-    exp_kernel<T><<<chunk_grid(batch, classes), kBlock, 0, stream>>>(
-        static_cast<T*>(logits), classes, global_max, partial);
+    exp_kernel<T><<<chunk_grid(batch, classes), kBlock, 0, stream>>>(static_cast<T*>(logits),
+                                                                     classes, global_max, partial);
     PFC_CHECK_LAUNCH();
   });
   launch_fold<false>(partial, batch, chunks_per_row(classes), row_sum, stream);

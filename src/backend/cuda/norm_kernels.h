@@ -45,16 +45,15 @@ struct BatchNormBackwardArgs {
 };
 
 std::size_t batchnorm_backward_scratch_bytes(std::int64_t rows, std::int64_t channels);
-void launch_batchnorm_backward(const BatchNormBackwardArgs& a, void* scratch,
-                               cudaStream_t stream);
+void launch_batchnorm_backward(const BatchNormBackwardArgs& a, void* scratch, cudaStream_t stream);
 
 void launch_prelu_forward(const void* x, void* y, DType dtype, std::int64_t rows,
                           std::int64_t channels, const float* slope, cudaStream_t stream);
 
 std::size_t prelu_backward_scratch_bytes(std::int64_t rows, std::int64_t channels);
 // dx = x > 0 ? dy : slope * dy;  dslope[c] = sum over rows of (x > 0 ? 0 : x * dy), one pass.
-void launch_prelu_backward(const void* dy, const void* x, void* dx, DType dtype,
-                           std::int64_t rows, std::int64_t channels, const float* slope,
-                           float* dslope, void* scratch, cudaStream_t stream);
+void launch_prelu_backward(const void* dy, const void* x, void* dx, DType dtype, std::int64_t rows,
+                           std::int64_t channels, const float* slope, float* dslope, void* scratch,
+                           cudaStream_t stream);
 
 }  // namespace pfc::cuda

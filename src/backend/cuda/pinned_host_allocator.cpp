@@ -1,8 +1,7 @@
 #include "backend/cuda/pinned_host_allocator.h"
 
-#include <fmt/format.h>
-
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -17,9 +16,8 @@ void* PinnedHostAllocator::allocate(std::size_t bytes, MemoryPurpose purpose) {
       static_cast<void>(cudaGetLastError());
       const MemorySnapshot snap = ledger().snapshot();
       throw OutOfMemoryError(
-          fmt::format("pinned host memory: need {} bytes for {}, {} bytes pinned so far: {}",
-                      bytes, memory_purpose_name(purpose), snap.total_in_use,
-                      cudaGetErrorString(status)),
+          fmt::format("pinned host memory: need {} bytes for {}, {} bytes pinned so far: {}", bytes,
+                      memory_purpose_name(purpose), snap.total_in_use, cudaGetErrorString(status)),
           static_cast<long long>(bytes), 0);
     }
   }

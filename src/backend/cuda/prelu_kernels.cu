@@ -1,5 +1,5 @@
-// PReLU with one slope per channel over x [rows, channels]. CPU reference: src/backend/cpu
-// (prelu_forward / prelu_backward): y = x > 0 ? x : slope * x; dx = x > 0 ? dy : slope * dy;
+// PReLU with one slope per channel over x [rows, channels]. CPU reference:
+// src/backend/cpu/cpu_prelu.cpp: y = x > 0 ? x : slope * x; dx = x > 0 ? dy : slope * dy;
 // dslope = sum over rows of (x > 0 ? 0 : x * dy), as PyTorch's prelu backward.
 #include "backend/cuda/channel_reduce.cuh"
 #include "backend/cuda/norm_kernels.h"
@@ -64,8 +64,7 @@ void launch_prelu_forward(const void* x, void* y, DType dtype, std::int64_t rows
     using T = decltype(tag);
     const bool packed = is_aligned(x, sizeof(T) * kPack) && is_aligned(y, sizeof(T) * kPack);
     launch_map(rows * channels, packed,
-               ForwardOp<T>{static_cast<const T*>(x), static_cast<T*>(y), slope, channels},
-               stream);
+               ForwardOp<T>{static_cast<const T*>(x), static_cast<T*>(y), slope, channels}, stream);
   });
 }
 
@@ -73,9 +72,9 @@ std::size_t prelu_backward_scratch_bytes(std::int64_t rows, std::int64_t channel
   return channel_reduce_shape(rows, channels).scratch_bytes(1);
 }
 
-void launch_prelu_backward(const void* dy, const void* x, void* dx, DType dtype,
-                           std::int64_t rows, std::int64_t channels, const float* slope,
-                           float* dslope, void* scratch, cudaStream_t stream) {
+void launch_prelu_backward(const void* dy, const void* x, void* dx, DType dtype, std::int64_t rows,
+                           std::int64_t channels, const float* slope, float* dslope, void* scratch,
+                           cudaStream_t stream) {
   const ChannelReduceShape shape = channel_reduce_shape(rows, channels);
   dispatch_float(dtype, "prelu_backward", [&](auto tag) {
     using T = decltype(tag);

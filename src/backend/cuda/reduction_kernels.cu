@@ -1,6 +1,7 @@
-// Reductions. CPU reference: src/backend/cpu (sum_of_squares, all_finite, sum_rows). The
-// CPU sums in f64; here each thread and block sums in f32 and the blocks' partials are
-// folded in f64, in a fixed order, so the result is deterministic.
+// Reductions. CPU reference: src/backend/cpu/cpu_elementwise.cpp (sum_of_squares,
+// all_finite) and cpu_gemm.cpp (sum_rows). The CPU sums in f64; here each thread and block
+// sums in f32 and the blocks' partials are folded in f64, in a fixed order, so the result is
+// deterministic.
 #include <cuda_fp16.h>
 
 #include "backend/cuda/channel_reduce.cuh"
@@ -86,8 +87,8 @@ void launch_sum_of_squares(const void* x, DType dtype, std::int64_t n, void* scr
   float* partial = reinterpret_cast<float*>(static_cast<char*>(scratch) + sizeof(double));
   dispatch_float(dtype, "sum_of_squares", [&](auto tag) {
     using T = decltype(tag);
-    partial_sum_of_squares<T><<<blocks, kReduceBlock, 0, stream>>>(static_cast<const T*>(x), n,
-                                                                   partial);
+    partial_sum_of_squares<T>
+        <<<blocks, kReduceBlock, 0, stream>>>(static_cast<const T*>(x), n, partial);
     PFC_CHECK_LAUNCH();
   });
   fold_partials<<<1, kReduceBlock, 0, stream>>>(partial, blocks, result);
@@ -110,8 +111,8 @@ std::size_t sum_rows_scratch_bytes(std::int64_t rows, std::int64_t cols) {
   return channel_reduce_shape(rows, cols).scratch_bytes(1);
 }
 
-void launch_sum_rows(const void* x, DType x_dtype, std::int64_t rows, std::int64_t cols,
-                     void* out, DType out_dtype, void* scratch, cudaStream_t stream) {
+void launch_sum_rows(const void* x, DType x_dtype, std::int64_t rows, std::int64_t cols, void* out,
+                     DType out_dtype, void* scratch, cudaStream_t stream) {
   const ChannelReduceShape shape = channel_reduce_shape(rows, cols);
   dispatch_float(x_dtype, "sum_rows", [&](auto x_tag) {
     dispatch_float(out_dtype, "sum_rows", [&](auto out_tag) {

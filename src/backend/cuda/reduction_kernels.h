@@ -24,7 +24,7 @@ void launch_find_nonfinite(const void* x, DType dtype, std::int64_t n, int* foun
 
 // out [cols] = sum over rows of x [rows, cols]; x and out each f16 or f32; sums in f32/f64.
 std::size_t sum_rows_scratch_bytes(std::int64_t rows, std::int64_t cols);
-void launch_sum_rows(const void* x, DType x_dtype, std::int64_t rows, std::int64_t cols,
-                     void* out, DType out_dtype, void* scratch, cudaStream_t stream);
+void launch_sum_rows(const void* x, DType x_dtype, std::int64_t rows, std::int64_t cols, void* out,
+                     DType out_dtype, void* scratch, cudaStream_t stream);
 
 }  // namespace pfc::cuda

@@ -1,6 +1,7 @@
-// Row-wise kernels for PartialFC. CPU reference: src/backend/cpu (l2_normalize_rows,
-// l2_normalize_rows_backward, gather_rows, scatter_rows). One warp per row: rows are short
-// (the embedding size, 512) and there are many of them (the sampled class centres).
+// Row-wise kernels for PartialFC. CPU reference: src/backend/cpu/cpu_partial_fc_ops.cpp
+// (l2_normalize_rows, l2_normalize_rows_backward, gather_rows, scatter_rows). One warp per
+// row: rows are short (the embedding size, 512) and there are many of them (the sampled
+// class centres).
 #include "backend/cuda/kernel_common.cuh"
 #include "backend/cuda/rows_kernels.h"
 
@@ -11,9 +12,7 @@ namespace {
 constexpr int kWarpsPerBlock = 8;
 constexpr float kNormFloor = 1e-12f;
 
-int row_blocks(std::int64_t rows) {
-  return grid_size(rows, kWarpsPerBlock, 16);
-}
+int row_blocks(std::int64_t rows) { return grid_size(rows, kWarpsPerBlock, 16); }
 
 template <class TX, class TY>
 __global__ void l2_normalize(const TX* x, TY* y, float* norms, std::int64_t rows,
@@ -51,7 +50,8 @@ __global__ void l2_normalize_backward(const TG* dy, const TY* y, const float* no
     const float inv = 1.0f / fmaxf(norm, kNormFloor);
     if (norm > kNormFloor) {
       float dot = 0.0f;
-      for (std::int64_t c = lane; c < cols; c += 32) dot = fmaf(to_float(yr[c]), to_float(gr[c]), dot);
+      for (std::int64_t c = lane; c < cols; c += 32)
+        dot = fmaf(to_float(yr[c]), to_float(gr[c]), dot);
       dot = warp_reduce(dot, SumOp{});
       for (std::int64_t c = lane; c < cols; c += 32)
         dr[c] = from_float<TD>((to_float(gr[c]) - to_float(yr[c]) * dot) * inv);
@@ -92,21 +92,26 @@ void launch_move_rows(const void* src, void* dst, const std::int64_t* index, std
         row_bytes / static_cast<std::int64_t>(sizeof(W)), error_flag, code);
   };
   auto fits = [&](std::size_t w) {
-    return row_bytes % static_cast<std::int64_t>(w) == 0 && is_aligned(src, w) && is_aligned(dst, w);
+    return row_bytes % static_cast<std::int64_t>(w) == 0 && is_aligned(src, w) &&
+           is_aligned(dst, w);
   };
-  if (fits(16)) go(uint4{});
-  else if (fits(8)) go(uint2{});
-  else if (fits(4)) go(std::uint32_t{});
-  else if (fits(2)) go(std::uint16_t{});
-  else go(std::uint8_t{});
+  if (fits(16))
+    go(uint4{});
+  else if (fits(8))
+    go(uint2{});
+  else if (fits(4))
+    go(std::uint32_t{});
+  else if (fits(2))
+    go(std::uint16_t{});
+  else
+    go(std::uint8_t{});
   PFC_CHECK_LAUNCH();
 }
 
 }  // namespace
 
-void launch_l2_normalize_rows(const void* x, DType x_dtype, void* y, DType y_dtype,
-                              float* norms, std::int64_t rows, std::int64_t cols,
-                              cudaStream_t stream) {
+void launch_l2_normalize_rows(const void* x, DType x_dtype, void* y, DType y_dtype, float* norms,
+                              std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
   if (rows == 0) return;
   dispatch_float(x_dtype, "l2_normalize_rows", [&](auto x_tag) {
     dispatch_float(y_dtype, "l2_normalize_rows", [&](auto y_tag) {
@@ -119,10 +124,9 @@ void launch_l2_normalize_rows(const void* x, DType x_dtype, void* y, DType y_dty
   });
 }
 
-void launch_l2_normalize_rows_backward(const void* dy, DType dy_dtype, const void* y,
-                                       DType y_dtype, const float* norms, void* dx,
-                                       DType dx_dtype, std::int64_t rows, std::int64_t cols,
-                                       cudaStream_t stream) {
+void launch_l2_normalize_rows_backward(const void* dy, DType dy_dtype, const void* y, DType y_dtype,
+                                       const float* norms, void* dx, DType dx_dtype,
+                                       std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
   if (rows == 0) return;
   dispatch_float(dy_dtype, "l2_normalize_rows_backward", [&](auto g_tag) {
     dispatch_float(y_dtype, "l2_normalize_rows_backward", [&](auto y_tag) {
@@ -145,9 +149,9 @@ void launch_gather_rows(const void* src, std::int64_t src_rows, const std::int64
   launch_move_rows<false>(src, dst, index, count, src_rows, row_bytes, error_flag, code, stream);
 }
 
-void launch_scatter_rows(const void* src, const std::int64_t* index, std::int64_t count,
-                         void* dst, std::int64_t dst_rows, std::int64_t row_bytes,
-                         int* error_flag, int code, cudaStream_t stream) {
+void launch_scatter_rows(const void* src, const std::int64_t* index, std::int64_t count, void* dst,
+                         std::int64_t dst_rows, std::int64_t row_bytes, int* error_flag, int code,
+                         cudaStream_t stream) {
   launch_move_rows<true>(src, dst, index, count, dst_rows, row_bytes, error_flag, code, stream);
 }
 

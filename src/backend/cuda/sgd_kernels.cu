@@ -1,5 +1,5 @@
-// SGD with momentum and weight decay. CPU reference: src/backend/cpu (sgd_update,
-// sgd_update_rows), after torch.optim.SGD: g' = g + wd * w; m = momentum * m + g';
+// SGD with momentum and weight decay. CPU reference: src/backend/cpu/cpu_sgd.cpp
+// (sgd_update, sgd_update_rows), after torch.optim.SGD: g' = g + wd * w; m = momentum * m + g';
 // w -= lr * m. The sparse form is the seed's partial_fc.py: only the sampled rows move.
 #include "backend/cuda/kernel_common.cuh"
 #include "backend/cuda/sgd_kernels.h"
@@ -70,8 +70,8 @@ void launch_sgd_update(float* w, const void* g, DType g_dtype, float* m, std::in
                        const SgdConstants& c, cudaStream_t stream) {
   dispatch_float(g_dtype, "sgd_update", [&](auto tag) {
     using TG = decltype(tag);
-    const bool packed = is_aligned(w, sizeof(float) * kPack) && is_aligned(m, sizeof(float) * kPack) &&
-                        is_aligned(g, sizeof(TG) * kPack);
+    const bool packed = is_aligned(w, sizeof(float) * kPack) &&
+                        is_aligned(m, sizeof(float) * kPack) && is_aligned(g, sizeof(TG) * kPack);
     launch_map(n, packed, DenseOp<TG>{w, static_cast<const TG*>(g), m, coefficients(c)}, stream);
   });
 }
