@@ -30,11 +30,13 @@ double cancellation_scale(const GoldenFile& file, const std::string& group,
   return ref.l2 < 1e-4 * weight->l2 ? weight->l2 : 0;
 }
 
+}  // namespace
+
 // Compares `ours` (host f32, PyTorch layout) with a reference that may hold every
 // `stride`-th element only; the note carries the whole tensor's L2 against the file's.
 // A positive `scale` replaces the reference's own L2 as the denominator of the error.
 void compare_reference(GoldenTable& table, const std::string& name, const Tensor& ours,
-                       const GoldenReference& ref, double scale = 0) {
+                       const GoldenReference& ref, double scale) {
   const float* v = ours.data<float>();
   if (ref.stride == 1) {
     table.compare(name, v, ref.values.data<float>(), ours.numel(),
@@ -56,8 +58,6 @@ void compare_reference(GoldenTable& table, const std::string& name, const Tensor
                 fmt::format("every {}th; L2 rel.err {:.1e}", ref.stride,
                             std::fabs(std::sqrt(l2) - ref.l2) / ref.l2));
 }
-
-}  // namespace
 
 Tensor nchw_to_nhwc(const Tensor& nchw) {
   const std::int64_t n = nchw.dim(0), c = nchw.dim(1), h = nchw.dim(2), w = nchw.dim(3);

@@ -12,6 +12,11 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, Backend& backend, bool fp16,
                            GoldenTable& table);
 
+// Compares `ours` (host f32, PyTorch layout) with a reference that may hold every
+// `stride`-th element only. A positive `scale` replaces the reference's L2 as the denominator.
+void compare_reference(GoldenTable& table, const std::string& name, const Tensor& ours,
+                       const GoldenReference& ref, double scale = 0);
+
 // NCHW host f32 -> NHWC host f32 (the golden input's layout to ours).
 Tensor nchw_to_nhwc(const Tensor& nchw);
 

@@ -1,5 +1,6 @@
 #include "app/golden_partial_fc.h"
 
+#include "app/golden_backbone.h"
 #include "pfc/partial_fc.h"
 
 namespace pfc {
@@ -45,20 +46,8 @@ void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& networ
   const Tensor weight_grad = head.gather_global_weight_grad();
 
   table.compare_scalar("loss", loss, golden_case.loss);
-  table.compare("embeddings_grad", grad_host.data<float>(), grad_ref->values.data<float>(),
-                grad_host.numel());
-  if (weight_grad_ref->stride == 1) {
-    table.compare("pfc.weight grad", weight_grad.data<float>(),
-                  weight_grad_ref->values.data<float>(), weight_grad.numel());
-  } else {
-    const std::int64_t n = weight_grad_ref->values.numel();
-    Tensor picked = Tensor::host({n}, DType::f32);
-    for (std::int64_t i = 0; i < n; ++i)
-      picked.data<float>()[i] = weight_grad.data<float>()[i * weight_grad_ref->stride];
-    table.compare("pfc.weight grad.sampled", picked.data<float>(),
-                  weight_grad_ref->values.data<float>(), n,
-                  fmt::format("every {}th", weight_grad_ref->stride));
-  }
+  compare_reference(table, "embeddings_grad", grad_host, *grad_ref);
+  compare_reference(table, "pfc.weight grad", weight_grad, *weight_grad_ref);
 }
 
 }  // namespace pfc
