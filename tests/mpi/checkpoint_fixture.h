@@ -39,7 +39,7 @@ inline std::filesystem::path shared_scratch(const std::string& name) {
   const std::string full = name + "_n" + std::to_string(world_size());
   if (world_rank() == 0) scratch_dir(full);
   MPI_Barrier(MPI_COMM_WORLD);
-  return std::filesystem::path(binary_dir()) / "test_scratch" / full;
+  return scratch_path(full);
 }
 
 // Small integers: exact in f32, and distinct for every class, column, tensor and step.

@@ -1,5 +1,7 @@
 #include "support/test_paths.h"
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <filesystem>
 
@@ -18,9 +20,19 @@ std::string golden_path() {
 std::string source_dir() { return env_or("PFC_SOURCE_DIR", "."); }
 std::string binary_dir() { return env_or("PFC_BINARY_DIR", "build"); }
 
-std::string scratch_dir(const std::string& test_name) {
+std::string scratch_path(const std::string& name) {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::path(binary_dir()) / "test_scratch" / test_name;
+  fs::path dir = fs::path(binary_dir()) / "test_scratch";
+  // CTest runs the tests of one fixture in parallel processes; a folder per test keeps one
+  // test's SetUp from emptying the folder another is reading.
+  if (const auto* test = ::testing::UnitTest::GetInstance()->current_test_info())
+    dir /= std::string(test->test_suite_name()) + "." + test->name();
+  return (dir / name).string();
+}
+
+std::string scratch_dir(const std::string& name) {
+  namespace fs = std::filesystem;
+  const fs::path dir = scratch_path(name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir.string();

@@ -9,7 +9,10 @@ namespace pfc::test {
 std::string golden_path();     // ../shared/golden/iresnet_arcface_torch.h5
 std::string source_dir();
 std::string binary_dir();
-// A fresh, empty directory under the build tree for one test's files.
-std::string scratch_dir(const std::string& test_name);
+// Where scratch_dir(name) lives for the running test: under the build tree, in a folder of
+// the test's own, so that tests running side by side never share one.
+std::string scratch_path(const std::string& name);
+// scratch_path(name), emptied and created.
+std::string scratch_dir(const std::string& name);
 
 }  // namespace pfc::test
