@@ -52,6 +52,10 @@ fi
 read -r -a extra_settings <<<"${PFC_SET:-}"
 srun_args=(--mpi="${PFC_SRUN_MPI:-pmix}" --kill-on-bad-exit=1)
 read -r -a extra_srun_args <<<"${PFC_SRUN_ARGS:-}"
+# PFC_LAUNCHER replaces srun as the command that starts `pfc train` (jobs/emulated_sweep.sh
+# starts one process per method through it, without Slurm).
+launcher=(srun "${srun_args[@]}" "${extra_srun_args[@]}")
+[[ -n ${PFC_LAUNCHER:-} ]] && read -r -a launcher <<<"$PFC_LAUNCHER"
 
 stop_requested=0
 child=
@@ -75,7 +79,7 @@ for method in "${methods[@]}"; do
     continue
   fi
   mkdir -p "$out"
-  srun "${srun_args[@]}" "${extra_srun_args[@]}" "$pfc_bin" train "$config" \
+  "${launcher[@]}" "$pfc_bin" train "$config" \
     --set method="$method" --set sample_rate="$rate" --set num_classes="$identities" \
     --set output="$out" "${settings[@]/#/--set=}" "${extra_settings[@]/#/--set=}" &
   child=$!

@@ -1,4 +1,6 @@
-// `pfc train CONFIG [--set key=value ...]`: one training run, under mpiexec or srun.
+// `pfc train CONFIG [--set key=value ...]`: one training run, under mpiexec or srun, or one
+// process playing one rank of a larger job (emulate_world_size).
+#include <mpi.h>
 #include <spdlog/spdlog.h>
 
 #include <memory>
@@ -6,9 +8,13 @@
 #include "app/commands.h"
 #include "app/process_context.h"
 #include "backend/backend.h"
+#include "comm/emulated_comm.h"
 #include "comm/mpi_comm.h"
 #include "config/load_config.h"
 #include "train/trainer.h"
+#ifdef PFC_HAVE_CUDA
+#include "comm/cuda/nccl_comm.h"
+#endif
 
 namespace pfc {
 
@@ -19,17 +25,74 @@ struct TrainOptions {
   std::vector<std::string> overrides;
 };
 
+// The backend and the communicator of one process; the comm goes first on destruction
+// (NcclComm holds the backend's stream).
+struct RunPlace {
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Comm> comm;
+};
+
+// Emulated: this one process plays rank emulate_rank of emulate_world_size on the first
+// device. Otherwise one rank per MPI process: NCCL between GPUs, MPI between CPU ranks.
+RunPlace make_run_place(const Config& cfg) {
+  const BackendKind kind = cfg.device == "cuda" ? BackendKind::cuda : BackendKind::cpu;
+  RunPlace place;
+  if (cfg.emulate_world_size > 0) {
+    int processes = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &processes);
+    if (processes != 1)
+      throw UsageError(fmt::format(
+          "emulate_world_size = {} makes one process play one rank of that world, but pfc "
+          "train was started as {} MPI ranks; start it alone (no mpiexec/srun, or -n 1), or "
+          "set emulate_world_size = 0 to train on the real ranks",
+          cfg.emulate_world_size, processes));
+    place.backend = make_backend(kind, 0);
+    place.comm = std::make_unique<EmulatedComm>(
+        static_cast<int>(cfg.emulate_world_size), static_cast<int>(cfg.emulate_rank),
+        cfg.emulate_bandwidth_gbps, cfg.emulate_latency_us, *place.backend);
+    return place;
+  }
+#ifdef PFC_HAVE_CUDA
+  if (kind == BackendKind::cuda) {
+    place.backend = make_backend(kind, nccl_device_ordinal(MPI_COMM_WORLD));
+    place.comm = make_nccl_comm(*place.backend, MPI_COMM_WORLD);
+    return place;
+  }
+#endif
+  place.comm = make_mpi_comm();
+  place.backend = make_backend(kind, place.comm->local_rank());
+  return place;
+}
+
 int run_train(const TrainOptions& options) {
-  const Config cfg = load_config(options.config, options.overrides);
-  std::unique_ptr<Comm> comm = make_mpi_comm();
-  std::unique_ptr<Backend> backend = make_backend(
-      cfg.device == "cuda" ? BackendKind::cuda : BackendKind::cpu, comm->local_rank());
-  if (comm->rank() == 0)
-    spdlog::info("pfc train: {} on {} rank(s), {} backend, method {}, {} classes", options.config,
-                 comm->world_size(), backend->name(), cfg.method, cfg.num_classes);
-  const TrainerRun run = train(cfg, *comm, *backend, process_command_line());
-  if (comm->rank() == 0 && run.stopped_by_signal)
-    spdlog::info("stopped by signal after step {}; checkpoint written", run.steps_done);
+  Config cfg = load_config(options.config, options.overrides);
+  const bool emulated = cfg.emulate_world_size > 0;
+  if (emulated) {
+    // One rank's shard of a world that does not exist cannot be resumed, nor make a
+    // checkpoint the others' shards would complete.
+    if (cfg.resume)
+      throw UsageError("resume = true cannot be combined with emulate_world_size > 0: "
+                       "emulated runs write no checkpoints");
+    cfg.checkpoint_every = -1;
+  }
+  RunPlace place = make_run_place(cfg);
+  Comm& comm = *place.comm;
+  const bool leader = emulated || comm.rank() == 0;
+  if (leader) {
+    if (emulated)
+      spdlog::info("pfc train: {} as rank {} of {} (emulated: {} GB/s, {} us per hop), {} "
+                   "backend, method {}, {} classes",
+                   options.config, comm.rank(), comm.world_size(), cfg.emulate_bandwidth_gbps,
+                   cfg.emulate_latency_us, place.backend->name(), cfg.method, cfg.num_classes);
+    else
+      spdlog::info("pfc train: {} on {} rank(s), {} backend, method {}, {} classes",
+                   options.config, comm.world_size(), place.backend->name(), cfg.method,
+                   cfg.num_classes);
+  }
+  const TrainerRun run = train(cfg, comm, *place.backend, process_command_line());
+  if (leader && run.stopped_by_signal)
+    spdlog::info("stopped by signal after step {}{}", run.steps_done,
+                 cfg.checkpoint_every >= 0 ? "; checkpoint written" : "");
   return kExitOk;
 }
 

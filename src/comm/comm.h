@@ -31,6 +31,12 @@ class Comm {
 
   // Host scalars, for decisions every rank must take alike (overflow skips, stop signals).
   virtual double all_reduce_scalar(double value, ReduceOp op) = 0;
+
+  // Seconds of communication estimated so far by a comm that models its collectives instead
+  // of running them (EmulatedComm); 0 where they really run, their time being inside the
+  // measured step time. A virtual here rather than a cast in the trainer: the algorithm
+  // keeps seeing only this interface.
+  virtual double modelled_seconds() const { return 0.0; }
 };
 
 }  // namespace pfc

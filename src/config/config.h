@@ -41,7 +41,7 @@ struct Config {
   double clip_grad_norm = 5.0;
   std::int64_t steps = 0;             // stop after this many steps (0: run all epochs)
   std::string synthetic_labels = "constant";  // "constant" (label 1) | "uniform"
-  std::int64_t checkpoint_every = 0;  // 0: only at the end
+  std::int64_t checkpoint_every = 0;  // 0: only at the end; -1: never
   std::int64_t keep_checkpoints = 2;
   bool resume = false;
   std::int64_t data_workers = 4;

@@ -74,7 +74,9 @@ const ConfigKey kKeys[] = {
      "labels of synthetic data: constant (all 1, as the seed) or uniform over the classes",
      {.choices = "constant|uniform"}},
     {"checkpoint_every", &Config::checkpoint_every,
-     "write a checkpoint every this many steps; 0 writes one only at the end", {.min = at_least(0)}},
+     "write a checkpoint every this many steps; 0: only at the end (and on a stop signal); "
+     "-1: never (benchmarks)",
+     {.min = at_least(-1)}},
     {"keep_checkpoints", &Config::keep_checkpoints, "how many recent checkpoints to keep",
      {.min = at_least(1)}},
     {"resume", &Config::resume, "continue from the latest checkpoint in `output`"},
@@ -88,7 +90,7 @@ const ConfigKey kKeys[] = {
     {"emulate_bandwidth_gbps", &Config::emulate_bandwidth_gbps,
      "per-GPU bus bandwidth of the modelled network, GB/s", {.min = above(0)}},
     {"emulate_latency_us", &Config::emulate_latency_us,
-     "latency of one modelled collective, microseconds", {.min = at_least(0)}},
+     "latency of one hop of a modelled ring collective, microseconds", {.min = at_least(0)}},
 };
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {

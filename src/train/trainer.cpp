@@ -214,26 +214,44 @@ class TrainingRun {
 struct RankFigures {
   std::vector<double> step_time_s;
   std::vector<std::int64_t> mem_in_use, mem_peak;
+  std::vector<MemoryPeaks> peak_by_purpose;
+  std::int64_t skipped_records = 0;  // all ranks together
 };
 
-RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const MemorySnapshot& m) {
-  Tensor mine = Tensor::host({1, 3}, DType::f64);
-  mine.data<double>()[0] = step_time;
-  mine.data<double>()[1] = static_cast<double>(m.total_in_use);
-  mine.data<double>()[2] = static_cast<double>(m.total_peak);
-  const int w = comm.world_size();
-  Tensor send = backend.empty({1, 3}, DType::f64, MemoryPurpose::comm);
-  Tensor recv = backend.empty({w, 3}, DType::f64, MemoryPurpose::comm);
+RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const MemorySnapshot& m,
+                           const MemoryPeaks& interval_peaks, std::int64_t skipped_records,
+                           bool emulated) {
+  // One f64 row per rank: step time, bytes in use, peak bytes, skipped records, then the peak
+  // of every purpose. Byte counts stay exact in f64 below 2^53 (9 PB).
+  constexpr std::int64_t kFixed = 4;
+  constexpr std::int64_t kWidth = kFixed + static_cast<std::int64_t>(kMemoryPurposeCount);
+  Tensor mine = Tensor::host({1, kWidth}, DType::f64);
+  double* out = mine.data<double>();
+  out[0] = step_time;
+  out[1] = static_cast<double>(m.total_in_use);
+  out[2] = static_cast<double>(m.total_peak);
+  out[3] = static_cast<double>(skipped_records);
+  for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
+    out[kFixed + p] = static_cast<double>(interval_peaks[p]);
+  // An emulated run is one process: its modelled peers would only repeat its row.
+  const int w = emulated ? 1 : comm.world_size();
+  Tensor send = backend.empty({1, kWidth}, DType::f64, MemoryPurpose::comm);
+  Tensor recv = backend.empty({w, kWidth}, DType::f64, MemoryPurpose::comm);
   backend.copy(mine, send);
-  comm.all_gather(send, recv);
-  Tensor all = Tensor::host({w, 3}, DType::f64);
+  if (emulated) backend.copy(send, recv); else comm.all_gather(send, recv);
+  Tensor all = Tensor::host({w, kWidth}, DType::f64);
   backend.copy(recv, all);
   RankFigures f;
   for (int r = 0; r < w; ++r) {
-    const double* row = all.data<double>() + 3 * r;
+    const double* row = all.data<double>() + kWidth * r;
     f.step_time_s.push_back(row[0]);
     f.mem_in_use.push_back(static_cast<std::int64_t>(row[1]));
     f.mem_peak.push_back(static_cast<std::int64_t>(row[2]));
+    f.skipped_records += static_cast<std::int64_t>(row[3]);
+    MemoryPeaks peaks{};
+    for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
+      peaks[p] = static_cast<std::int64_t>(row[kFixed + p]);
+    f.peak_by_purpose.push_back(peaks);
   }
   return f;
 }
@@ -241,7 +259,9 @@ RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const
 }  // namespace
 
 TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line) {
-  const bool leader = comm.rank() == 0;
+  // An emulated run is one process playing some rank: it writes what rank 0 would.
+  const bool emulated = cfg.emulate_world_size > 0;
+  const bool leader = emulated || comm.rank() == 0;
   const std::filesystem::path output(cfg.output);
   const std::filesystem::path ckpt_root = checkpoint_root(cfg.output);
   const std::string metrics_path = (output / "metrics.h5").string();
@@ -282,6 +302,8 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   const std::int64_t global_batch = cfg.batch_size * comm.world_size();
   double loss_sum = 0;
   std::int64_t interval_steps = 0;
+  double comm_mark = comm.modelled_seconds();  // modelled comm time when the interval began
+  MemoryPeaks interval_peaks{};  // each purpose's peak over the steps since the last log line
   auto interval_start = Clock::now();
   const auto run_start = Clock::now();
   std::int64_t last_saved = run->step();
@@ -295,10 +317,15 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
       backend.synchronize();
       const double step_time = seconds_since(step_start);
       ++interval_steps;
+      const MemorySnapshot snapshot = ledger.snapshot();
+      for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
+        interval_peaks[p] = std::max(interval_peaks[p], snapshot.peak_by_purpose[p]);
 
       const bool log_now = run->step() % cfg.frequent == 0 || run->step() == run->last_step();
       if (log_now) {
-        const RankFigures figures = gather_figures(comm, backend, step_time, ledger.snapshot());
+        const RankFigures figures = gather_figures(comm, backend, step_time, snapshot,
+                                                   interval_peaks, run->skipped_records(),
+                                                   emulated);
         const double elapsed = seconds_since(interval_start);
         const double speed = static_cast<double>(interval_steps * global_batch) / elapsed;
         const double mean_loss = loss_sum / static_cast<double>(interval_steps);
@@ -314,15 +341,20 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
           row.lr = run->last_lr();
           row.loss_scale = run->loss_scale();
           row.samples_per_s = speed;
-          row.skipped_records = run->skipped_records();
+          row.comm_time_s =
+              (comm.modelled_seconds() - comm_mark) / static_cast<double>(interval_steps);
+          row.skipped_records = figures.skipped_records;
           row.step_time_s = figures.step_time_s;
           row.mem_in_use_bytes = figures.mem_in_use;
           row.mem_peak_bytes = figures.mem_peak;
           metrics->append(row);
+          metrics->record_memory(figures.peak_by_purpose);
         }
         loss_sum = 0;
         interval_steps = 0;
+        interval_peaks = {};
         interval_start = Clock::now();
+        comm_mark = comm.modelled_seconds();
       }
       if (agree_to_stop(comm)) {
         result.stopped_by_signal = true;
@@ -333,7 +365,7 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
         last_saved = run->step();
       }
     }
-    if (run->step() != last_saved) run->save(ckpt_root);
+    if (cfg.checkpoint_every >= 0 && run->step() != last_saved) run->save(ckpt_root);
   } catch (const OutOfMemoryError& e) {
     if (metrics) metrics->finish({"out_of_memory", e.what(), e.needed_bytes(), e.available_bytes()});
     throw;

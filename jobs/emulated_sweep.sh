@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The benchmark's two tables measured on ONE GPU: every cell of the seed's speed and memory
+# tables (the rows of jobs/rows/*.sbatch, each with the methods bench_row.sh runs for it) is
+# trained as rank 0 of an emulated 8-GPU node (emulate_world_size = 8), so that each cell's
+# per-GPU memory and compute speed are those of one GPU of the real job; the time the
+# collectives would take is modelled and reported beside them (metrics.h5 comm_time_s).
+# Then `pfc report` prints both tables.
+#
+#   jobs/emulated_sweep.sh OUTPUT_DIR
+#
+# The cells run through bench_row.sh (PFC_LAUNCHER: this script with --launch, which keeps
+# each cell to its time budget), so a cell that does not fit is recorded as out_of_memory and
+# the sweep goes on, and a cell already done in OUTPUT_DIR is not run again. Variables (and
+# bench_row.sh's, e.g. PFC_SMOKE=1 for a CPU run of the tiny network): see jobs/README.md.
+set -uo pipefail
+
+self=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
+jobs_dir=$(dirname "$self")
+
+# ---- --launch CMD...: one cell, stopped by SIGUSR1 (the trainer ends at the next step and
+# writes its summary) when its budget is spent; 125 without running when no time is left.
+if [[ ${1:-} == --launch ]]; then
+  shift
+  left=$((PFC_SWEEP_DEADLINE - $(date +%s)))
+  limit=$((left < PFC_SWEEP_CELL_S ? left : PFC_SWEEP_CELL_S))
+  if ((limit < 5)); then
+    echo "emulated_sweep: the sweep's time budget is spent; cell not run"
+    exit 125
+  fi
+  echo "emulated_sweep: cell budget ${limit}s"
+  exec timeout --preserve-status --signal=USR1 --kill-after=10 "$limit" "$@"
+fi
+
+out=${1:?usage: jobs/emulated_sweep.sh OUTPUT_DIR}
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+world=${PFC_SWEEP_WORLD:-8}
+rank=${PFC_SWEEP_RANK:-0}
+budget=${PFC_SWEEP_BUDGET_S:-480}
+# 480 s over the 24 cells of the two tables; the report is left 10 s at the end.
+export PFC_SWEEP_CELL_S=${PFC_SWEEP_CELL_S:-20}
+export PFC_SWEEP_DEADLINE=$(($(date +%s) + budget - 10))
+
+pfc_home=$(dirname "$jobs_dir")
+pfc_bin=${PFC_BIN:-}
+if [[ -z $pfc_bin ]]; then
+  for candidate in "$(command -v pfc || true)" "$pfc_home/build/bin/pfc"; do
+    [[ -n $candidate && -x $candidate ]] && { pfc_bin=$candidate; break; }
+  done
+fi
+[[ -x $pfc_bin ]] || { echo "emulated_sweep: no pfc executable (set PFC_BIN)" >&2; exit 2; }
+
+# Rows as the row scripts name them ("row_0125k 125000"), fewest identities first.
+mapfile -t rows < <(sed -n 's/.*bench_row\.sh"* *\(row_[^ ]*\) \([0-9][0-9]*\).*/\2 \1/p' \
+  "$jobs_dir"/rows/*.sbatch | sort -n)
+((${#rows[@]} > 0)) || { echo "emulated_sweep: no rows in $jobs_dir/rows" >&2; exit 2; }
+
+# PFC_SWEEP_CELLS: "ROW" (the row's methods) or "ROW/METHOD" items; empty: every cell.
+read -r -a wanted <<<"${PFC_SWEEP_CELLS:-}"
+for item in "${wanted[@]}"; do
+  known=0
+  for entry in "${rows[@]}"; do [[ ${item%%/*} == "${entry#* }" ]] && known=1; done
+  if ((!known)); then
+    echo "emulated_sweep: PFC_SWEEP_CELLS names '$item'; rows are: ${rows[*]#* }" >&2
+    exit 2
+  fi
+done
+
+export PFC_BIN=$pfc_bin PFC_BENCH_OUTPUT=$out PFC_LAUNCHER="$self --launch"
+export PFC_SET="emulate_world_size=$world emulate_rank=$rank ${PFC_SET:-}"
+if [[ ${PFC_SMOKE:-0} != 1 ]]; then
+  # 36 steps logged every 2: metrics.h5 leaves the first 20 % of rows (6 steps) out as
+  # warm-up, so each cell's speed is the median over 30 timed steps.
+  export PFC_STEPS=${PFC_STEPS:-36} PFC_FREQUENT=${PFC_FREQUENT:-2}
+fi
+
+echo "emulated_sweep: rank $rank of $world emulated per cell, into $out; budget ${budget}s" \
+  "for the sweep, at most ${PFC_SWEEP_CELL_S}s per cell"
+for entry in "${rows[@]}"; do
+  identities=${entry%% *}
+  row=${entry#* }
+  methods=()
+  selected=$((${#wanted[@]} == 0))
+  for item in "${wanted[@]}"; do
+    if [[ $item == "$row" ]]; then
+      selected=1
+    elif [[ ${item%%/*} == "$row" ]]; then
+      methods+=("${item#*/}")
+    fi
+  done
+  # A whole row wins over some of its methods.
+  ((selected)) && methods=()
+  ((selected || ${#methods[@]} > 0)) || continue
+  "$jobs_dir/bench_row.sh" "$row" "$identities" "${methods[@]}"
+  # A cell the budget left out is not marked done, so running the sweep again measures it.
+  for done_file in "$out/$row"/*/done; do
+    [[ -f $done_file && $(cat "$done_file") == "exit 125" ]] && rm -rf "$(dirname "$done_file")"
+  done
+done
+
+echo "emulated_sweep: finished in ${SECONDS}s; the tables:"
+"$pfc_bin" report "$out"
