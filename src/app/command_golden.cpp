@@ -30,6 +30,10 @@ int run_golden(const GoldenOptions& options) {
   const bool fp16 = options.precision == "fp16";
   if (fp16 && options.device != "cuda")
     throw UsageError("--precision fp16 needs --device cuda (the CPU backend computes in fp32)");
+  if (options.precision == "fp64" && options.device != "cpu")
+    throw UsageError("--precision fp64 needs --device cpu (the f64 reference runs on the CPU)");
+  const DType activations =
+      fp16 ? DType::f16 : (options.precision == "fp64" ? DType::f64 : DType::f32);
   const double tolerance = options.tolerance > 0 ? options.tolerance : (fp16 ? 1e-2 : 1e-4);
   GoldenFile file(options.file);
   std::unique_ptr<Comm> comm = make_mpi_comm();
@@ -52,7 +56,7 @@ int run_golden(const GoldenOptions& options) {
                                   comm->world_size() > 1 ? "s" : ""),
                       tolerance);
     // The backbone is checked on rank 0; the classifier on every rank, sharded.
-    if (report) check_golden_backbone(file, network, golden_case, *backend, fp16, table);
+    if (report) check_golden_backbone(file, network, golden_case, *backend, activations, table);
     check_golden_partial_fc(file, network, golden_case, *backend, *comm, table);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -79,8 +83,9 @@ CommandRunner add_golden_command(CLI::App& app) {
       ->required();
   cmd->add_option("--device", options->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--precision", options->precision, "fp32 or fp16 (cuda only)")
-      ->check(CLI::IsMember({"fp32", "fp16"}));
+  cmd->add_option("--precision", options->precision,
+                  "fp32, fp16 (cuda only) or fp64 (cpu only: how exact the file itself is)")
+      ->check(CLI::IsMember({"fp32", "fp16", "fp64"}));
   cmd->add_option("--tolerance", options->tolerance,
                   "largest relative error accepted (default 1e-4 fp32, 1e-2 fp16)");
   return [options] { return run_golden(*options); };

@@ -8,9 +8,15 @@ namespace pfc {
 
 namespace {
 
-Tensor to_host(Backend& backend, const Tensor& t) {
-  Tensor host = Tensor::host(t.shape(), t.dtype());
-  backend.copy(t, host);
+// A host f32 copy (the f64 reference mode's embeddings are rounded once, on the way out).
+Tensor to_host_f32(Backend& backend, const Tensor& t) {
+  Tensor f32 = t;
+  if (t.dtype() != DType::f32) {
+    f32 = backend.empty(t.shape(), DType::f32, MemoryPurpose::workspace);
+    backend.cast(t, f32);
+  }
+  Tensor host = Tensor::host(t.shape(), DType::f32);
+  backend.copy(f32, host);
   return host;
 }
 
@@ -73,14 +79,14 @@ Tensor nchw_to_nhwc(const Tensor& nchw) {
 }
 
 void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
-                           const GoldenCase& golden_case, Backend& backend, bool fp16,
-                           GoldenTable& table) {
+                           const GoldenCase& golden_case, Backend& backend,
+                           DType activations, GoldenTable& table) {
   const std::string case_group = network.group + "/" + golden_case.name;
   IResNetOptions options;
   options.layers = network.layers;
   options.image_size = network.image_size;
   options.embedding_size = network.embedding_size;
-  options.fp16 = fp16;
+  options.activations = activations;
   IResNet model(backend, options);
 
   for (const std::string& name : file.parameter_names(network.group))
@@ -98,7 +104,7 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
   const Tensor images_host = nchw_to_nhwc(input);
   Tensor images = backend.empty(images_host.shape(), DType::f32, MemoryPurpose::data);
   backend.copy(images_host, images);
-  const Tensor embeddings = to_host(backend, model.forward(images));
+  const Tensor embeddings = to_host_f32(backend, model.forward(images));
   if (auto ref = file.reference(network.group, golden_case.name, "embeddings"))
     compare_reference(table, "embeddings", embeddings, *ref);
 
@@ -125,7 +131,7 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
   for (const Buffer* b : model.buffers()) {
     const auto ref = file.reference(network.group, golden_case.name, "running_stats/" + b->name);
     if (!ref) continue;
-    compare_reference(table, b->name, to_host(backend, b->value), *ref);
+    compare_reference(table, b->name, to_host_f32(backend, b->value), *ref);
   }
 }
 

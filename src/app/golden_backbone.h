@@ -9,8 +9,8 @@
 namespace pfc {
 
 void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
-                           const GoldenCase& golden_case, Backend& backend, bool fp16,
-                           GoldenTable& table);
+                           const GoldenCase& golden_case, Backend& backend,
+                           DType activations, GoldenTable& table);
 
 // Compares `ours` (host f32, PyTorch layout) with a reference that may hold every
 // `stride`-th element only. A positive `scale` replaces the reference's L2 as the denominator.

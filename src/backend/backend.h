@@ -53,6 +53,10 @@ class Backend {
   // dst = src; same dtype and element count; either may be a host tensor.
   virtual void copy(const Tensor& src, Tensor& dst) = 0;
   virtual void fill(Tensor& x, double value) = 0;
+  // x (f32) [i] = normal_value(key, first_index + i, stddev) (core/counter_rng.h): random
+  // initial values drawn where they live, in any split, identical on every backend.
+  virtual void fill_normal(Tensor& x, std::uint64_t key, std::uint64_t first_index,
+                           double stddev) = 0;
   // dst = src converted between f16, f32 and f64 (same element count).
   virtual void cast(const Tensor& src, Tensor& dst) = 0;
 

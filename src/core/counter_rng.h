@@ -4,6 +4,8 @@
 // also what the golden files' fill rule uses.
 #pragma once
 
+#include <math.h>
+
 #include <cstdint>
 #include <string_view>
 
@@ -42,6 +44,18 @@ PFC_HOST_DEVICE double uniform53(std::uint64_t key, std::uint64_t index) {
 PFC_HOST_DEVICE float golden_fill_value(std::uint64_t name_hash, std::uint64_t index,
                                         double center, double scale) {
   return static_cast<float>(center + scale * (2.0 * uniform24(name_hash, index) - 1.0));
+}
+
+// Normal value i of stream `key`, scaled by `stddev`: Box-Muller on uniforms 2p and 2p + 1 of
+// pair p = i / 2, even i taking the cosine half and odd i the sine half, so any element can be
+// drawn alone. 1 - u lies in (0, 1], so the logarithm is finite. The C math functions (not
+// std::) are the ones CUDA also provides in device code; both round to within an ulp in f64,
+// far below the f32 the value is stored in.
+PFC_HOST_DEVICE float normal_value(std::uint64_t key, std::uint64_t index, double stddev) {
+  const std::uint64_t pair = index / 2;
+  const double radius = sqrt(-2.0 * log(1.0 - uniform53(key, 2 * pair)));
+  const double angle = 6.283185307179586476925 * uniform53(key, 2 * pair + 1);
+  return static_cast<float>(stddev * radius * (index % 2 == 0 ? cos(angle) : sin(angle)));
 }
 
 // A stream key for (seed, purpose, step, rank): distinct purposes never share numbers.

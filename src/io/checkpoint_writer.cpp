@@ -11,6 +11,7 @@
 #include "io/durable_file.h"
 #include "io/hdf5.h"
 #include "io/hdf5_row_datasets.h"
+#include "core/fault_injection.h"
 
 namespace pfc {
 
@@ -75,6 +76,7 @@ void write_shard(const fs::path& path, const Checkpoint& checkpoint, int rank, i
   {
     h5::File file(path.string(), h5::Mode::create_truncate);
     h5::write_tensor(file.id(), "/weight", shard.weight);
+    kill_at_checkpoint_fault(injected_fault_from_environment(), rank, state.step);
     h5::write_tensor(file.id(), "/momentum", shard.momentum);
     h5::write_attribute(file.id(), "/", "class_start", shard.class_start);
     h5::write_attribute(file.id(), "/", "num_local", rows);

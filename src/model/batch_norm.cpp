@@ -10,9 +10,9 @@ Tensor as_rows(const Tensor& t, std::int64_t channels) {
 
 BatchNorm::BatchNorm(const ModelContext& ctx, const std::string& name, std::int64_t channels,
                      bool trainable_scale)
-    : weight(create_parameter(*ctx.backend, false, name + ".weight", {channels}, {channels},
+    : weight(create_parameter(*ctx.backend, DType::f32, name + ".weight", {channels}, {channels},
                               TorchLayout::same)),
-      bias(create_parameter(*ctx.backend, false, name + ".bias", {channels}, {channels},
+      bias(create_parameter(*ctx.backend, DType::f32, name + ".bias", {channels}, {channels},
                             TorchLayout::same)),
       running_mean(create_buffer(*ctx.backend, name + ".running_mean", {channels})),
       running_var(create_buffer(*ctx.backend, name + ".running_var", {channels})),

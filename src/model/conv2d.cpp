@@ -5,7 +5,7 @@ namespace pfc {
 Conv2d::Conv2d(const ModelContext& ctx, const std::string& name, std::int64_t in_channels,
                std::int64_t out_channels, std::int64_t kernel, std::int64_t stride,
                std::int64_t pad)
-    : weight(create_parameter(*ctx.backend, ctx.half(), name + ".weight",
+    : weight(create_parameter(*ctx.backend, ctx.activation_dtype, name + ".weight",
                               {out_channels, kernel, kernel, in_channels},
                               {out_channels, in_channels, kernel, kernel}, TorchLayout::conv_oihw)),
       ctx_(ctx),
@@ -30,8 +30,10 @@ Conv2dGeometry Conv2d::geometry_for(const Tensor& x) const {
   return g;
 }
 
-// In fp16 mode the convolution reads the f16 working copy of the f32 master weight.
-const Tensor& Conv2d::compute_weight() const { return ctx_.half() ? weight.working : weight.value; }
+// In fp16 (and f64) mode the convolution reads the working copy of the f32 master weight.
+const Tensor& Conv2d::compute_weight() const {
+  return ctx_.uses_working_copies() ? weight.working : weight.value;
+}
 
 Tensor Conv2d::forward(const Tensor& x) {
   const Conv2dGeometry g = geometry_for(x);
@@ -44,8 +46,8 @@ Tensor Conv2d::forward(const Tensor& x) {
 Tensor Conv2d::backward(const Tensor& dy, bool need_input_grad) {
   const Conv2dGeometry g = geometry_for(saved_input_);
   Backend& be = *ctx_.backend;
-  if (ctx_.half()) {
-    Tensor dw = be.empty(g.filter_shape(), DType::f16, MemoryPurpose::gradients);
+  if (ctx_.uses_working_copies()) {
+    Tensor dw = be.empty(g.filter_shape(), ctx_.activation_dtype, MemoryPurpose::gradients);
     be.conv2d_backward_filter(g, saved_input_, dy, dw);
     be.cast(dw, weight.grad);
   } else {

@@ -8,8 +8,10 @@ namespace pfc {
 
 namespace {
 
-ModelContext make_context(Backend& backend, bool fp16) {
-  return ModelContext{&backend, fp16 ? DType::f16 : DType::f32};
+ModelContext make_context(Backend& backend, DType activations) {
+  PFC_CHECK(activations == DType::f16 || activations == DType::f32 || activations == DType::f64,
+            "iresnet activations must be f16, f32 or f64, got {}", dtype_name(activations));
+  return ModelContext{&backend, activations};
 }
 
 void check_options(const IResNetOptions& o) {
@@ -30,7 +32,7 @@ double counter_normal(std::uint64_t key, std::uint64_t index) {
 }  // namespace
 
 IResNet::IResNet(Backend& backend, const IResNetOptions& options)
-    : ctx_(make_context(backend, options.fp16)),
+    : ctx_(make_context(backend, options.activations)),
       options_((check_options(options), options)),
       conv1_(ctx_, "conv1", 3, options.widths[0], 3, 1, 1),
       bn1_(ctx_, "bn1", options.widths[0]),
@@ -77,7 +79,14 @@ Tensor IResNet::forward(const Tensor& images) {
 }
 
 void IResNet::backward(const Tensor& embeddings_grad) {
-  Tensor d = bn2_->backward(fc_->backward(features_->backward(embeddings_grad)));
+  // features and fc run in f32 except in the reference mode, where they run in f64.
+  const DType head_dtype = ctx_.activation_dtype == DType::f64 ? DType::f64 : DType::f32;
+  Tensor grad = embeddings_grad;
+  if (grad.dtype() != head_dtype) {
+    grad = ctx_.backend->empty(embeddings_grad.shape(), head_dtype, MemoryPurpose::activations);
+    ctx_.backend->cast(embeddings_grad, grad);
+  }
+  Tensor d = bn2_->backward(fc_->backward(features_->backward(grad)));
   for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) d = (*it)->backward(d);
   conv1_.backward(bn1_.backward(prelu_.backward(d)), /*need_input_grad=*/false);
 }

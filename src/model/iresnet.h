@@ -1,5 +1,5 @@
 // arcface_torch's IResNet (iresnet18 ... iresnet200, or any depths and widths for tests):
-// images [n, s, s, 3] -> embeddings [n, embedding_size] f32. Parameters and buffers carry
+// images [n, s, s, 3] -> embeddings [n, embedding_size] f32 (f64 in the reference mode). Parameters and buffers carry
 // PyTorch's state_dict names and convert to and from PyTorch's layouts by name.
 #pragma once
 
@@ -21,7 +21,9 @@ struct IResNetOptions {
   std::vector<std::int64_t> widths{64, 128, 256, 512};
   std::int64_t image_size = 112;
   std::int64_t embedding_size = 512;
-  bool fp16 = false;  // f16 activations and convolutions (CUDA backend)
+  // f32; f16 for the CUDA backend's fp16 mode; f64 for the CPU reference that measures how
+  // exact a golden file is (master weights and gradients stay f32 in every mode).
+  DType activations = DType::f32;
 };
 
 class IResNet {
@@ -30,14 +32,14 @@ class IResNet {
 
   // images: [n, s, s, 3] on the backend's device, f32 or f16. Keeps what backward needs.
   Tensor forward(const Tensor& images);
-  // Fills every parameter's grad from d loss / d embeddings [n, emb] f32, and frees the
-  // saved activations.
+  // Fills every parameter's grad from d loss / d embeddings [n, emb] f32 (or f64), and frees
+  // the saved activations.
   void backward(const Tensor& embeddings_grad);
 
   // arcface_torch's initialisation, drawn from the counter RNG keyed by (seed, name):
   // conv N(0, 0.1), BN scale 1 and shift 0, Linear U(+-1/sqrt(fan_in)), PReLU 0.25.
   void initialize(std::uint64_t seed);
-  // f16 working copies := f32 masters (after every optimiser step in fp16 mode).
+  // Working copies := f32 masters (after every optimiser step in fp16 mode).
   void refresh_working_copies();
 
   const std::vector<Parameter*>& parameters() const { return parameters_; }

@@ -2,20 +2,32 @@
 
 namespace pfc {
 
+namespace {
+// f32 in fp32 and fp16 modes (arcface_torch keeps fc in f32); f64 in the reference mode.
+DType compute_dtype(const ModelContext& ctx) {
+  return ctx.activation_dtype == DType::f64 ? DType::f64 : DType::f32;
+}
+}  // namespace
+
 FlattenLinear::FlattenLinear(const ModelContext& ctx, const std::string& name,
                              std::int64_t channels, std::int64_t height, std::int64_t width,
                              std::int64_t out_features)
-    : weight(create_parameter(*ctx.backend, false, name + ".weight",
+    : weight(create_parameter(*ctx.backend, compute_dtype(ctx), name + ".weight",
                               {out_features, channels * height * width},
                               {out_features, channels * height * width},
                               TorchLayout::linear_from_nchw)),
-      bias(create_parameter(*ctx.backend, false, name + ".bias", {out_features}, {out_features},
-                            TorchLayout::same)),
+      bias(create_parameter(*ctx.backend, compute_dtype(ctx), name + ".bias", {out_features},
+                            {out_features}, TorchLayout::same)),
       ctx_(ctx),
+      compute_(compute_dtype(ctx)),
       in_features_(channels * height * width),
       out_features_(out_features) {
   weight.feature_channels = channels;
   weight.feature_hw = height * width;
+}
+
+const Tensor& FlattenLinear::compute_copy(const Parameter& p) const {
+  return compute_ == DType::f32 ? p.value : p.working;
 }
 
 Tensor FlattenLinear::forward(const Tensor& x) {
@@ -25,26 +37,35 @@ Tensor FlattenLinear::forward(const Tensor& x) {
   input_shape_ = x.shape();
   const std::int64_t n = x.dim(0);
   Tensor x2d = x.reshape({n, in_features_});
-  if (x.dtype() != DType::f32) {
-    Tensor converted = be.empty({n, in_features_}, DType::f32, MemoryPurpose::activations);
+  if (x.dtype() != compute_) {
+    Tensor converted = be.empty({n, in_features_}, compute_, MemoryPurpose::activations);
     be.cast(x2d, converted);
     x2d = converted;
   }
-  Tensor y = be.empty({n, out_features_}, DType::f32, MemoryPurpose::activations);
-  be.gemm(false, true, 1.0, x2d, weight.value, 0.0, y);
-  be.add_row_vector(y, bias.value);
+  Tensor y = be.empty({n, out_features_}, compute_, MemoryPurpose::activations);
+  be.gemm(false, true, 1.0, x2d, compute_copy(weight), 0.0, y);
+  be.add_row_vector(y, compute_copy(bias));
   saved_input_ = x2d;
   return y;
 }
 
 Tensor FlattenLinear::backward(const Tensor& dy) {
   Backend& be = *ctx_.backend;
-  be.gemm(true, false, 1.0, dy, saved_input_, 0.0, weight.grad);
-  be.sum_rows(dy, bias.grad);
-  Tensor dx = be.empty({dy.dim(0), in_features_}, DType::f32, MemoryPurpose::activations);
-  be.gemm(false, false, 1.0, dy, weight.value, 0.0, dx);
+  if (compute_ == DType::f32) {
+    be.gemm(true, false, 1.0, dy, saved_input_, 0.0, weight.grad);
+    be.sum_rows(dy, bias.grad);
+  } else {
+    Tensor dw = be.empty(weight.value.shape(), compute_, MemoryPurpose::gradients);
+    Tensor db = be.empty(bias.value.shape(), compute_, MemoryPurpose::gradients);
+    be.gemm(true, false, 1.0, dy, saved_input_, 0.0, dw);
+    be.sum_rows(dy, db);
+    be.cast(dw, weight.grad);
+    be.cast(db, bias.grad);
+  }
+  Tensor dx = be.empty({dy.dim(0), in_features_}, compute_, MemoryPurpose::activations);
+  be.gemm(false, false, 1.0, dy, compute_copy(weight), 0.0, dx);
   release();
-  if (ctx_.activation_dtype == DType::f32) return dx.reshape(input_shape_);
+  if (ctx_.activation_dtype == compute_) return dx.reshape(input_shape_);
   Tensor converted = ctx_.activation(input_shape_);
   be.cast(dx.reshape(input_shape_), converted);
   return converted;

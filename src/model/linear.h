@@ -1,6 +1,6 @@
 // iresnet's `fc`: flattens the [n, h, w, c] feature map and applies Linear(c*h*w -> out) with
-// bias, in f32 even in fp16 mode (as arcface_torch does). Its weight is exported with
-// PyTorch's NCHW flatten order.
+// bias, in f32 even in fp16 mode (as arcface_torch does) and in f64 in the reference mode.
+// Its weight is exported with PyTorch's NCHW flatten order.
 #pragma once
 
 #include <string>
@@ -15,19 +15,23 @@ class FlattenLinear {
   FlattenLinear(const ModelContext& ctx, const std::string& name, std::int64_t channels,
                 std::int64_t height, std::int64_t width, std::int64_t out_features);
 
-  // x [n, h, w, c] of the activation dtype -> y [n, out] f32.
+  // x [n, h, w, c] of the activation dtype -> y [n, out] f32 (f64 in the reference mode).
   Tensor forward(const Tensor& x);
-  // dy [n, out] f32 -> dx [n, h, w, c] of the activation dtype.
+  // dy [n, out] as forward's y -> dx [n, h, w, c] of the activation dtype.
   Tensor backward(const Tensor& dy);
   void release() { saved_input_ = Tensor(); }
 
   Parameter weight, bias;
 
  private:
+  // The master value in f32 mode, the working copy otherwise.
+  const Tensor& compute_copy(const Parameter& p) const;
+
   ModelContext ctx_;
+  DType compute_;
   std::int64_t in_features_, out_features_;
   Shape input_shape_;
-  Tensor saved_input_;  // f32 [n, in]
+  Tensor saved_input_;  // [n, in] in the compute dtype
 };
 
 }  // namespace pfc

@@ -50,13 +50,13 @@ void ours_to_torch(const Parameter& p, const float* ours, float* torch_data) {
 
 namespace pfc {
 
-Parameter create_parameter(Backend& backend, bool half, std::string name, Shape our_shape,
+Parameter create_parameter(Backend& backend, DType working, std::string name, Shape our_shape,
                            Shape torch_shape, TorchLayout layout) {
   Parameter p;
   p.name = std::move(name);
   p.value = backend.zeros(our_shape, DType::f32, MemoryPurpose::weights);
   p.grad = backend.zeros(our_shape, DType::f32, MemoryPurpose::gradients);
-  if (half) p.working = backend.zeros(our_shape, DType::f16, MemoryPurpose::weights);
+  if (working != DType::f32) p.working = backend.zeros(our_shape, working, MemoryPurpose::weights);
   p.torch_shape = std::move(torch_shape);
   p.layout = layout;
   return p;

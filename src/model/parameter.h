@@ -21,8 +21,8 @@ struct Parameter {
   Tensor value;                // f32 master, our layout, on the backend's device
   Tensor grad;                 // same shape as value
   Tensor momentum;             // optimiser state, same shape (allocated by the optimiser)
-  Tensor working;              // f16 copy read by conv/GEMM in fp16 mode, refreshed after
-                               // every update; undefined in fp32 mode (value is read)
+  Tensor working;              // f16 (fp16 mode) or f64 (reference mode) copy read by conv and
+                               // GEMM, refreshed after every update; undefined in fp32 mode
   Shape torch_shape;           // shape in PyTorch layout
   TorchLayout layout = TorchLayout::same;
   std::int64_t feature_channels = 0;  // linear_from_nchw: C of the flattened feature map
@@ -47,9 +47,9 @@ namespace pfc {
 
 class Backend;
 
-// Allocates value and grad (and the f16 working copy when `half`) on the backend's device;
-// values are set later by the initialiser or an import.
-Parameter create_parameter(Backend& backend, bool half, std::string name, Shape our_shape,
+// Allocates value and grad (and a working copy when `working` is not f32) on the backend's
+// device; values are set later by the initialiser or an import.
+Parameter create_parameter(Backend& backend, DType working, std::string name, Shape our_shape,
                            Shape torch_shape, TorchLayout layout);
 Buffer create_buffer(Backend& backend, std::string name, Shape shape);
 

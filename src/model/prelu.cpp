@@ -3,7 +3,7 @@
 namespace pfc {
 
 PRelu::PRelu(const ModelContext& ctx, const std::string& name, std::int64_t channels)
-    : weight(create_parameter(*ctx.backend, false, name + ".weight", {channels}, {channels},
+    : weight(create_parameter(*ctx.backend, DType::f32, name + ".weight", {channels}, {channels},
                               TorchLayout::same)),
       ctx_(ctx),
       channels_(channels) {

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "config/network_layers.h"
+#include "core/fault_injection.h"
 #include "data/data_source.h"
 #include "io/checkpoint.h"
 #include "io/checkpoint_layout.h"
@@ -169,7 +170,7 @@ class TrainingRun {
     o.widths = cfg.widths;
     o.image_size = cfg.image_size;
     o.embedding_size = cfg.embedding_size;
-    o.fp16 = cfg.fp16 && cfg.device == "cuda";
+    o.activations = cfg.fp16 && cfg.device == "cuda" ? DType::f16 : DType::f32;
     return o;
   }
 

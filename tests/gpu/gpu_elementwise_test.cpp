@@ -1,8 +1,9 @@
 // CUDA data movement, elementwise arithmetic and reductions against the CPU backend:
-// fill, cast, copy, add, axpy, scale, add_row_vector, sum_rows, sum_of_squares, all_finite.
+// fill, fill_normal, cast, copy, add, axpy, scale, add_row_vector, sum_rows, sum_of_squares, all_finite.
 #include <cmath>
 #include <limits>
 
+#include "core/counter_rng.h"
 #include "core/half.h"
 #include "gpu_test_support.h"
 
@@ -42,6 +43,28 @@ TEST_P(GpuElementwise, FillAndCastRoundTrip) {
   const Tensor want_all = dtype() == DType::f16 ? round_to_half(src) : src;
   for (std::int64_t i = 0; i < got.numel(); ++i)
     ASSERT_EQ(got.data<float>()[i], want_all.data<float>()[i]) << "element " << i;
+}
+
+// The class centres' initial values are drawn on the device: element for element what the CPU
+// draws, from any first index (a shard's offset in the global matrix, past 2^32 too), so a
+// run's starting point does not depend on where it runs. Both sides round the same f64 maths
+// to f32; an ulp of slack covers the device's f64 log/sin/cos.
+TEST(GpuDataMovement, FillNormalMatchesTheCpuDraw) {
+  PFC_REQUIRE_GPU();
+  Backend& gpu = gpu_backend();
+  const std::uint64_t key = stream_key(2048, "pfc.weight");
+  for (const std::uint64_t first : {std::uint64_t{0}, std::uint64_t{7}, std::uint64_t{1} << 33}) {
+    Tensor d = gpu.empty({1001, 3}, DType::f32, MemoryPurpose::weights);
+    gpu.fill_normal(d, key, first, 0.01);
+    const Tensor got = to_host_f32(d);
+    Tensor want = Tensor::host({1001, 3}, DType::f32);
+    cpu_backend().fill_normal(want, key, first, 0.01);
+    for (std::int64_t i = 0; i < got.numel(); ++i) {
+      const float g = got.data<float>()[i], w = want.data<float>()[i];
+      ASSERT_LE(std::fabs(g - w), std::fabs(w) * std::numeric_limits<float>::epsilon())
+          << "first " << first << " element " << i;
+    }
+  }
 }
 
 TEST(GpuDataMovement, FillIntegersAndCopyBetweenViews) {

@@ -9,13 +9,7 @@ if [ -z "${PFC:-}" ] || [ ! -x "$PFC" ] || [ ! -x "$make_faces" ]; then
   exit 77
 fi
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-failures=0
-fail() {
-  echo "FAIL: $*"
-  failures=$((failures + 1))
-}
+. "$(dirname "${BASH_SOURCE[0]}")/check_support.sh"
 
 "$make_faces" "$work/faces" 4 3 || { echo "FAIL: pfc_make_faces"; exit 1; }
 printf 'not an image' >"$work/faces/id_001/notes.txt"

@@ -1,12 +1,42 @@
 #!/usr/bin/env bash
-# Resume: 20 steps straight equal 10 steps + resume for 10 (same ranks, MP and PFC 0.5), loss
-# for loss; a checkpoint resumed on 3 ranks (saved on 2) trains on; a SIGTERM checkpoints and
-# exits 0; an injected fault ends both ranks with a non-zero code and leaves `latest` intact.
+# Resume: 20 steps straight equal 10 steps + resume for 10 (same ranks, MP and PFC 0.5): the
+# printed losses match and metrics.h5's /steps/loss agree to 1e-6 relative. A rank (1, then 0)
+# killed with SIGKILL while writing the step-10 checkpoint ends the job (no rank hangs), leaves
+# `latest` on step 5 and no half-written folder that counts as a checkpoint, and a resume from
+# step 5 reproduces the straight run's losses. A checkpoint saved on 2 ranks resumes on 3 and one
+# saved on 3 resumes on 2; a SIGTERM/SIGUSR1 checkpoints and exits 0; an injected fault ends
+# both ranks with a non-zero code and leaves `latest` intact.
 set -euo pipefail
+python=/usr/bin/python3
+if ! "$python" -c 'import h5py' 2>/dev/null; then
+  echo "skipped: $python cannot import h5py"
+  exit 77
+fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 cd "${PFC_SOURCE_DIR:?}"
 losses() { grep -o "Loss [0-9.]*" "$1" | awk '{print $2}'; }
+
+# same_losses A B FIRST LAST: both metrics.h5 files log steps 1..LAST once each, in order (a
+# resume continues the file and drops the rows it recomputes), and /steps/loss of steps
+# FIRST..LAST agree to 1e-6 relative. Prints the largest relative difference.
+same_losses() {
+  "$python" - "$@" <<'PY'
+import sys, h5py
+a_path, b_path, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+def losses(path):
+    steps = h5py.File(path, "r")["steps"]
+    numbers = steps["step"][:].tolist()
+    if numbers != list(range(1, last + 1)):
+        sys.exit(f"{path}: logged steps {numbers}, expected 1..{last}")
+    return dict(zip(numbers, steps["loss"][:].tolist()))
+a, b = losses(a_path), losses(b_path)
+worst = max(abs(a[s] - b[s]) / abs(a[s]) for s in range(first, last + 1))
+print(f"steps {first}..{last}: largest relative loss difference {worst:.3g}")
+sys.exit(0 if worst <= 1e-6 else 1)
+PY
+}
+
 for method in mp pfc; do
   rate=1.0; [ $method = pfc ] && rate=0.5
   common=(--set method=$method --set sample_rate=$rate --set frequent=1 --set checkpoint_every=10)
@@ -14,20 +44,66 @@ for method in mp pfc; do
   mpiexec -n 2 "$PFC" train input/smoke.toml "${common[@]}" --set output=\"$out/$method-split\" --set steps=10 > "$out/$method-a.log"
   mpiexec -n 2 "$PFC" train input/smoke.toml "${common[@]}" --set output=\"$out/$method-split\" --set resume=true > "$out/$method-b.log"
   diff <(losses "$out/$method-straight.log" | tail -n 10) <(losses "$out/$method-b.log")
-  echo "$method: 20 straight == 10 + resume 10"
+  echo -n "$method: 20 straight == 10 + resume 10; "
+  same_losses "$out/$method-straight/metrics.h5" "$out/$method-split/metrics.h5" 11 20
 done
+
+# SIGKILL on one rank in the middle of writing its shard of the step-10 checkpoint (PFC_FAULT
+# at:checkpoint): rank 1, whose peer must then be ended by mpiexec while it waits in a
+# collective, and rank 0, which also writes metrics.h5. `timeout` turns a hang into a failure.
+for victim in 1 0; do
+  pfc_args=(--set method=pfc --set sample_rate=0.5 --set frequent=1 --set checkpoint_every=5
+            --set output=\"$out/killed-$victim\")
+  code=0
+  PFC_FAULT=rank:$victim,step:10,at:checkpoint timeout 60 mpiexec -n 2 "$PFC" train \
+    input/smoke.toml "${pfc_args[@]}" > "$out/killed-$victim.log" 2>&1 || code=$?
+  if [ $code -eq 0 ] || [ $code -eq 124 ]; then
+    echo "rank $victim killed at the step-10 checkpoint: exit $code (124: the job hung)"
+    cat "$out/killed-$victim.log"; exit 1
+  fi
+  grep -q "rank $victim kills itself while writing checkpoint 10" "$out/killed-$victim.log"
+  ckpt="$out/killed-$victim/ckpt"
+  [ "$(cat "$ckpt/latest")" = step_0000005 ]
+  # The kill struck mid-write: the shard of step 10 exists in the staging folder, model.h5
+  # (written after every shard) does not, and no folder of step 10 has a checkpoint's name.
+  [ -f "$ckpt/step_0000010.tmp/shard_0000$victim.h5" ]
+  [ ! -e "$ckpt/step_0000010.tmp/model.h5" ]
+  complete=$(find "$ckpt" -mindepth 1 -maxdepth 1 -type d -regextype posix-extended \
+    -regex '.*/step_[0-9]{7}' -printf '%f ')
+  [ "$complete" = "step_0000005 " ] ||
+    { echo "checkpoint folders after the kill: $complete"; exit 1; }
+  [ -f "$ckpt/step_0000005/model.h5" ]
+  echo "rank $victim killed at the step-10 checkpoint: exit $code, latest = $(cat "$ckpt/latest")"
+  mpiexec -n 2 "$PFC" train input/smoke.toml "${pfc_args[@]}" --set resume=true \
+    > "$out/killed-$victim-resume.log" 2>&1
+  grep -q "resumed from $ckpt/step_0000005 at step 5" "$out/killed-$victim-resume.log"
+  grep -q "Global Step: 20" "$out/killed-$victim-resume.log"
+  [ "$(cat "$ckpt/latest")" = step_0000020 ]
+  [ ! -e "$ckpt/step_0000010.tmp" ]
+  echo -n "resumed from step 5; "
+  same_losses "$out/pfc-straight/metrics.h5" "$out/killed-$victim/metrics.h5" 6 20
+done
+
 # 2 -> 3 ranks: the state is read back and training goes on.
 mpiexec -n 3 "$PFC" train input/smoke.toml --set output=\"$out/pfc-split\" --set sample_rate=0.5 \
   --set resume=true --set steps=25 --set frequent=1 > "$out/resize.log"
 grep -q "Global Step: 25" "$out/resize.log"
 [ "$(cat "$out/pfc-split/ckpt/latest")" = step_0000025 ]
-# An injected fault on rank 1 ends the job with an error; latest stays on step 25.
-if PFC_FAULT=rank:1,step:27 mpiexec -n 2 "$PFC" train input/smoke.toml --set output=\"$out/pfc-split\" \
-   --set sample_rate=0.5 --set resume=true --set checkpoint_every=1 --set steps=30 > "$out/fault.log" 2>&1; then
+# 3 -> 2 ranks: the checkpoint just written by 3 ranks resumes on 2.
+mpiexec -n 2 "$PFC" train input/smoke.toml --set output=\"$out/pfc-split\" --set sample_rate=0.5 \
+  --set resume=true --set steps=28 --set frequent=1 > "$out/shrink.log" 2>&1
+grep -q "resumed from $out/pfc-split/ckpt/step_0000025 at step 25" "$out/shrink.log"
+for step in 26 27 28; do grep -q "Global Step: $step\$" "$out/shrink.log"; done
+[ "$(cat "$out/pfc-split/ckpt/latest")" = step_0000028 ]
+echo "2 -> 3 -> 2 ranks: trained on to step 28"
+# An injected fault on rank 1 ends the job with an error; latest stays on step 29.
+if PFC_FAULT=rank:1,step:30 mpiexec -n 2 "$PFC" train input/smoke.toml \
+   --set output=\"$out/pfc-split\" --set sample_rate=0.5 --set resume=true --set checkpoint_every=1 \
+   --set steps=33 > "$out/fault.log" 2>&1; then
   echo "the injected fault did not fail the run"; exit 1
 fi
-grep -q "injected fault on rank 1 at step 27" "$out/fault.log"
-[ "$(cat "$out/pfc-split/ckpt/latest")" = step_0000026 ]
+grep -q "injected fault on rank 1 at step 30" "$out/fault.log"
+[ "$(cat "$out/pfc-split/ckpt/latest")" = step_0000029 ]
 echo "fault ended the job; latest = $(cat "$out/pfc-split/ckpt/latest")"
 # SIGUSR1 (Slurm's warning; mpiexec forwards it): the ranks finish the step, checkpoint, exit 0.
 mpiexec -n 2 "$PFC" train input/smoke.toml --set output=\"$out/signal\" --set num_epoch=1000 \

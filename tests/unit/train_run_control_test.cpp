@@ -3,8 +3,11 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "core/error.h"
+#include "core/fault_injection.h"
 #include "train/run_control.h"
 
 namespace pfc {
@@ -60,6 +63,38 @@ TEST(RunControl, RejectsMalformedFaults) {
   }
 }
 
+TEST(RunControl, ParsesFaultPoints) {
+  EXPECT_EQ(parse_injected_fault("rank:1,step:20")->at, FaultPoint::step);
+  const auto at_step = parse_injected_fault("at:step,step:4,rank:0");
+  ASSERT_TRUE(at_step.has_value());
+  EXPECT_EQ(at_step->at, FaultPoint::step);
+  EXPECT_EQ(at_step->step, 4);
+  const auto at_checkpoint = parse_injected_fault("rank:1,step:10,at:checkpoint");
+  ASSERT_TRUE(at_checkpoint.has_value());
+  EXPECT_EQ(at_checkpoint->rank, 1);
+  EXPECT_EQ(at_checkpoint->step, 10);
+  EXPECT_EQ(at_checkpoint->at, FaultPoint::checkpoint);
+}
+
+TEST(RunControl, RejectsMalformedFaultPoints) {
+  for (const char* spec : {"rank:1,step:2,at:", "rank:1,step:2,at:ckpt", "rank:1,step:2,at",
+                           "rank:1,step:2,at:checkpoint,at:step", "at:checkpoint",
+                           "rank:1,at:checkpoint", "rank:1,step:2,at:Checkpoint"}) {
+    try {
+      parse_injected_fault(spec);
+      ADD_FAILURE() << "accepted '" << spec << "'";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("PFC_FAULT"), std::string::npos) << e.what();
+    }
+  }
+  // A wrong fault point names the ones there are.
+  try {
+    parse_injected_fault("rank:1,step:2,at:ckpt");
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("at:checkpoint"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RunControl, InjectedFaultFiresOnlyAtItsRankAndStep) {
   const auto fault = parse_injected_fault("rank:2,step:5");
   EXPECT_NO_THROW(check_injected_fault(fault, 2, 4));
@@ -73,6 +108,22 @@ TEST(RunControl, InjectedFaultFiresOnlyAtItsRankAndStep) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "injected fault on rank 2 at step 5");
   }
+}
+
+TEST(RunControl, CheckpointFaultDoesNotFireAtTheStep) {
+  const auto fault = parse_injected_fault("rank:1,step:10,at:checkpoint");
+  EXPECT_NO_THROW(check_injected_fault(fault, 1, 10));
+}
+
+TEST(RunControlDeathTest, CheckpointFaultKillsOnlyItsRankAndStep) {
+  const auto fault = parse_injected_fault("rank:1,step:10,at:checkpoint");
+  kill_at_checkpoint_fault(fault, 0, 10);
+  kill_at_checkpoint_fault(fault, 1, 5);
+  kill_at_checkpoint_fault(std::nullopt, 1, 10);
+  // A fault at the step throws there; the checkpoint writer's point leaves it alone.
+  kill_at_checkpoint_fault(parse_injected_fault("rank:1,step:10"), 1, 10);
+  EXPECT_EXIT(kill_at_checkpoint_fault(fault, 1, 10), testing::KilledBySignal(SIGKILL),
+              "rank 1 kills itself while writing checkpoint 10");
 }
 
 TEST(RunControl, ReadsTheFaultFromTheEnvironment) {

@@ -16,6 +16,8 @@ class CpuBackend final : public Backend {
 
   void copy(const Tensor& src, Tensor& dst) override;
   void fill(Tensor& x, double value) override;
+  void fill_normal(Tensor& x, std::uint64_t key, std::uint64_t first_index,
+                   double stddev) override;
   void cast(const Tensor& src, Tensor& dst) override;
 
   void conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,

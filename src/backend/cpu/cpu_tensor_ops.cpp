@@ -1,8 +1,9 @@
-// CPU data movement: copy, fill and element-type conversion between f16, f32 and f64.
+// CPU data movement: copy, fill, the counter-RNG normal fill and element-type conversion between f16, f32 and f64.
 #include <cstring>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "core/counter_rng.h"
 #include "core/half.h"
 
 namespace pfc {
@@ -81,6 +82,15 @@ void CpuBackend::fill(Tensor& x, double value) {
       fill_typed(x, static_cast<std::uint8_t>(value));
       break;
   }
+}
+
+void CpuBackend::fill_normal(Tensor& x, std::uint64_t key, std::uint64_t first_index,
+                             double stddev) {
+  cpu::check_host(x, "fill_normal", "x");
+  check_dtype(x, DType::f32, "fill_normal", "x");
+  float* p = x.data<float>();
+  for (std::int64_t i = 0, n = x.numel(); i < n; ++i)
+    p[i] = normal_value(key, first_index + static_cast<std::uint64_t>(i), stddev);
 }
 
 void CpuBackend::cast(const Tensor& src, Tensor& dst) {

@@ -158,6 +158,13 @@ void CudaBackend::fill(Tensor& x, double value) {
   cuda::launch_fill(x.raw(), x.dtype(), x.numel(), value, r_->stream);
 }
 
+void CudaBackend::fill_normal(Tensor& x, std::uint64_t key, std::uint64_t first_index,
+                              double stddev) {
+  require_device(x, "fill_normal", "x");
+  check_dtype(x, DType::f32, "fill_normal", "x");
+  cuda::launch_fill_normal(x.data<float>(), x.numel(), key, first_index, stddev, r_->stream);
+}
+
 void CudaBackend::cast(const Tensor& src, Tensor& dst) {
   require_device(src, "cast", "src");
   require_device(dst, "cast", "dst");

@@ -7,6 +7,7 @@
 
 #include "backend/cuda/elementwise_kernels.h"
 #include "backend/cuda/kernel_common.cuh"
+#include "core/counter_rng.h"
 
 namespace pfc::cuda {
 
@@ -34,6 +35,18 @@ void fill_as(void* x, std::int64_t n, T value, cudaStream_t stream) {
   const bool packed = is_aligned(x, sizeof(T) * kPack);
   launch_map(n, packed, FillOp<T>{static_cast<T*>(x), value}, stream);
 }
+
+struct FillNormalOp {
+  float* x;
+  std::uint64_t key, first_index;
+  double stddev;
+  template <int N>
+  __device__ void run(std::int64_t i) const {
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      x[i + k] = normal_value(key, first_index + static_cast<std::uint64_t>(i + k), stddev);
+  }
+};
 
 // Conversions of one element between the floating types.
 template <class To, class From>
@@ -150,6 +163,11 @@ struct AddRowVectorOp {
 };
 
 }  // namespace
+
+void launch_fill_normal(float* x, std::int64_t n, std::uint64_t key, std::uint64_t first_index,
+                        double stddev, cudaStream_t stream) {
+  launch_map(n, false, FillNormalOp{x, key, first_index, stddev}, stream);
+}
 
 void launch_fill(void* x, DType dtype, std::int64_t n, double value, cudaStream_t stream) {
   switch (dtype) {

@@ -1,0 +1,43 @@
+// PFC_FAULT: injected crashes, to test that a run resumes after one.
+//   PFC_FAULT="rank:R,step:S"                rank R throws at the start of step S (an error the
+//                                            ranks report and exit on);
+//   PFC_FAULT="rank:R,step:S,at:checkpoint"  rank R sends itself SIGKILL in the middle of writing
+//                                            its shard of the checkpoint of step S (a node dying
+//                                            mid-write: no handler, no cleanup, nothing flushed).
+// The trainer checks the step point, the checkpoint writer the checkpoint point.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace pfc {
+
+// Where an injected fault strikes.
+enum class FaultPoint {
+  step,        // "at:step" (the default): the start of the step
+  checkpoint,  // "at:checkpoint": inside write_checkpoint, after part of the shard is written
+};
+
+struct InjectedFault {
+  int rank = 0;
+  std::int64_t step = 0;
+  FaultPoint at = FaultPoint::step;
+};
+
+// "rank:R,step:S[,at:step|checkpoint]" (items in any order); "" is no fault. Anything else is
+// a UsageError.
+std::optional<InjectedFault> parse_injected_fault(std::string_view spec);
+// The fault PFC_FAULT asks for, if set.
+std::optional<InjectedFault> injected_fault_from_environment();
+// Throws pfc::Error("injected fault on rank R at step S") when this is that rank and step and
+// the fault strikes at the step.
+void check_injected_fault(const std::optional<InjectedFault>& fault, int rank,
+                          std::int64_t step);
+// The checkpoint writer's fault point, called while rank `rank` is half-way through writing its
+// shard of the checkpoint of step `step`: raises SIGKILL on this process when `fault` is an
+// at:checkpoint fault for that rank and step; otherwise does nothing.
+void kill_at_checkpoint_fault(const std::optional<InjectedFault>& fault, int rank,
+                              std::int64_t step);
+
+}  // namespace pfc
