@@ -60,7 +60,9 @@ std::string describe_setup(const BenchRun& run) {
   std::istringstream list(run.gpu_names);
   for (std::string name; std::getline(list, name, ',');)
     if (!name.empty()) names.insert(name);
-  if (run.device != "cuda" || names.empty()) return fmt::format("{} on {}", ranks, run.device);
+  const char* how = run.emulated ? " emulated" : "";
+  if (run.device != "cuda" || names.empty())
+    return fmt::format("{}{} on {}", ranks, how, run.device);
   std::string gpus;
   for (const std::string& name : names) gpus += (gpus.empty() ? "" : " + ") + name;
   if (run.emulated) return fmt::format("{} emulated on {}", ranks, gpus);

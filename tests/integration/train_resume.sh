@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Resume: 20 steps straight equal 10 steps + resume for 10 (same ranks, MP and PFC 0.5): the
+# Resume: 20 steps straight equal 10 steps + resume for 10 (same ranks, MP and PFC 0.1): the
 # printed losses match and metrics.h5's /steps/loss agree to 1e-6 relative. A rank (1, then 0)
 # killed with SIGKILL while writing the step-10 checkpoint ends the job (no rank hangs), leaves
 # `latest` on step 5 and no half-written folder that counts as a checkpoint, and a resume from
@@ -38,7 +38,7 @@ PY
 }
 
 for method in mp pfc; do
-  rate=1.0; [ $method = pfc ] && rate=0.5
+  rate=1.0; [ $method = pfc ] && rate=0.1
   common=(--set method=$method --set sample_rate=$rate --set frequent=1 --set checkpoint_every=10)
   mpiexec -n 2 "$PFC" train input/smoke.toml "${common[@]}" --set output=\"$out/$method-straight\" > "$out/$method-straight.log"
   mpiexec -n 2 "$PFC" train input/smoke.toml "${common[@]}" --set output=\"$out/$method-split\" --set steps=10 > "$out/$method-a.log"
@@ -52,7 +52,7 @@ done
 # at:checkpoint): rank 1, whose peer must then be ended by mpiexec while it waits in a
 # collective, and rank 0, which also writes metrics.h5. `timeout` turns a hang into a failure.
 for victim in 1 0; do
-  pfc_args=(--set method=pfc --set sample_rate=0.5 --set frequent=1 --set checkpoint_every=5
+  pfc_args=(--set method=pfc --set sample_rate=0.1 --set frequent=1 --set checkpoint_every=5
             --set output=\"$out/killed-$victim\")
   code=0
   PFC_FAULT=rank:$victim,step:10,at:checkpoint timeout 60 mpiexec -n 2 "$PFC" train \
@@ -85,12 +85,12 @@ for victim in 1 0; do
 done
 
 # 2 -> 3 ranks: the state is read back and training goes on.
-mpiexec -n 3 "$PFC" train input/smoke.toml --set output=\"$out/pfc-split\" --set sample_rate=0.5 \
+mpiexec -n 3 "$PFC" train input/smoke.toml --set output=\"$out/pfc-split\" --set sample_rate=0.1 \
   --set resume=true --set steps=25 --set frequent=1 > "$out/resize.log"
 grep -q "Global Step: 25" "$out/resize.log"
 [ "$(cat "$out/pfc-split/ckpt/latest")" = step_0000025 ]
 # 3 -> 2 ranks: the checkpoint just written by 3 ranks resumes on 2.
-mpiexec -n 2 "$PFC" train input/smoke.toml --set output=\"$out/pfc-split\" --set sample_rate=0.5 \
+mpiexec -n 2 "$PFC" train input/smoke.toml --set output=\"$out/pfc-split\" --set sample_rate=0.1 \
   --set resume=true --set steps=28 --set frequent=1 > "$out/shrink.log" 2>&1
 grep -q "resumed from $out/pfc-split/ckpt/step_0000025 at step 25" "$out/shrink.log"
 for step in 26 27 28; do grep -q "Global Step: $step\$" "$out/shrink.log"; done
@@ -98,7 +98,7 @@ for step in 26 27 28; do grep -q "Global Step: $step\$" "$out/shrink.log"; done
 echo "2 -> 3 -> 2 ranks: trained on to step 28"
 # An injected fault on rank 1 ends the job with an error; latest stays on step 29.
 if PFC_FAULT=rank:1,step:30 mpiexec -n 2 "$PFC" train input/smoke.toml \
-   --set output=\"$out/pfc-split\" --set sample_rate=0.5 --set resume=true --set checkpoint_every=1 \
+   --set output=\"$out/pfc-split\" --set sample_rate=0.1 --set resume=true --set checkpoint_every=1 \
    --set steps=33 > "$out/fault.log" 2>&1; then
   echo "the injected fault did not fail the run"; exit 1
 fi
