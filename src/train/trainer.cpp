@@ -263,6 +263,10 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   // An emulated run is one process playing some rank: it writes what rank 0 would.
   const bool emulated = cfg.emulate_world_size > 0;
   const bool leader = emulated || comm.rank() == 0;
+  // Before anything slow (a classifier of millions of rows, a dataset index): a stop signal
+  // that arrives while the run is being set up ends it after its first step, with a summary,
+  // instead of killing it.
+  install_stop_signal_handlers();
   const std::filesystem::path output(cfg.output);
   const std::filesystem::path ckpt_root = checkpoint_root(cfg.output);
   const std::string metrics_path = (output / "metrics.h5").string();
@@ -297,7 +301,6 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   }
 
   const auto fault = injected_fault_from_environment();
-  install_stop_signal_handlers();
   TrainerRun result;
   result.metrics_path = metrics_path;
   const std::int64_t global_batch = cfg.batch_size * comm.world_size();

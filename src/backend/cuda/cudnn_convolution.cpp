@@ -40,13 +40,36 @@ bool math_allowed(DType dtype, cudnnMathType_t math) {
   return dtype == DType::f16 || math == CUDNN_FMA_MATH;
 }
 
+// f32 is the parity mode (golden values within 1e-4, the CPU backend within f32 rounding):
+// the FFT and Winograd algorithms transform the operands and round in the transformed domain,
+// which costs digits, and non-deterministic ones (atomic accumulation) make two identical runs
+// differ. f16 runs take the fastest of any kind.
+bool transforms_operands(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms_operands(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms_operands(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
 // The first (fastest) usable result of a cudnnFind* / cudnnGet*_v7 list.
 template <class Perf>
 const Perf* pick(const Perf* results, int count, DType dtype, std::size_t workspace_limit) {
   for (int i = 0; i < count; ++i) {
     const Perf& r = results[i];
+    const bool exact_enough = dtype == DType::f16 || (!transforms_operands(r.algo) &&
+                                                      r.determinism == CUDNN_DETERMINISTIC);
     if (r.status == CUDNN_STATUS_SUCCESS && r.memory <= workspace_limit &&
-        math_allowed(dtype, r.mathType))
+        math_allowed(dtype, r.mathType) && exact_enough)
       return &r;
   }
   return nullptr;
