@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <numeric>
+#include <span>
 
 #include "config/network_layers.h"
 #include "core/fault_injection.h"
@@ -14,6 +15,7 @@
 #include "io/checkpoint_reader.h"
 #include "io/checkpoint_writer.h"
 #include "io/metrics_writer.h"
+#include "model/flat_gradients.h"
 #include "model/iresnet.h"
 #include "pfc/partial_fc.h"
 #include "train/grad_clip.h"
@@ -51,8 +53,8 @@ class TrainingRun {
       if (p->trainable) {
         p->momentum = backend.zeros(p->value.shape(), DType::f32, MemoryPurpose::optimizer);
         trainable_.push_back(p);
-        grads_.push_back(p->grad);
       }
+    grad_ = flatten_gradients(backend, trainable_);
   }
 
   std::int64_t step() const { return step_; }
@@ -71,18 +73,17 @@ class TrainingRun {
     if (scaler_.enabled()) backend_.scale(embeddings_grad_, scaler_.scale());
     model_.backward(embeddings_grad_);
 
-    // The backbone's gradient is averaged over the ranks as DistributedDataParallel does, and
-    // unscaled in the same pass.
-    bool finite = true;
-    for (Tensor& g : grads_) {
-      comm_.all_reduce(g, ReduceOp::sum);
-      backend_.scale(g, 1.0 / (comm_.world_size() * scaler_.scale()));
-      finite = finite && backend_.all_finite(g);
-    }
-    finite = comm_.all_reduce_scalar(finite ? 0.0 : 1.0, ReduceOp::max) == 0.0;
+    // The backbone's gradient (one buffer) is averaged over the ranks as
+    // DistributedDataParallel does, and unscaled in the same pass. The overflow decision is
+    // still agreed: an all-reduce need not round alike on every rank, and ranks that disagreed
+    // about skipping a step would drift apart.
+    comm_.all_reduce(grad_, ReduceOp::sum);
+    backend_.scale(grad_, 1.0 / (comm_.world_size() * scaler_.scale()));
+    const bool finite =
+        comm_.all_reduce_scalar(backend_.all_finite(grad_) ? 0.0 : 1.0, ReduceOp::max) == 0.0;
     const double lr = schedule_.lr(step_);
     if (scaler_.update(finite)) {
-      clip_grad_norm(backend_, grads_, cfg_.clip_grad_norm);
+      clip_grad_norm(backend_, std::span<Tensor>(&grad_, 1), cfg_.clip_grad_norm);
       for (Parameter* p : trainable_)
         backend_.sgd_update(p->value, p->grad, p->momentum, lr, cfg_.momentum, cfg_.weight_decay);
       model_.refresh_working_copies();
@@ -206,7 +207,7 @@ class TrainingRun {
   Tensor images_;
   Tensor embeddings_grad_;
   std::vector<Parameter*> trainable_;
-  std::vector<Tensor> grads_;
+  Tensor grad_;  // every trainable parameter's grad is a view into it
   std::int64_t step_ = 0;
   double last_lr_ = 0;
 };
