@@ -4,6 +4,7 @@
 
 #include "core/counter_rng.h"
 #include "core/error.h"
+#include "pfc/uniform_subset.h"
 
 namespace pfc {
 namespace {
@@ -50,28 +51,19 @@ ClassSample sample_classes(std::span<const std::int64_t> labels, const ShardLayo
   if (num_positive >= layout.num_sample) {
     s.index = std::move(positives);
   } else {
-    // Selection sampling (Knuth's Algorithm S) over the negatives: each is taken with
-    // probability still_needed / still_available, which draws every subset of the required
-    // size with equal probability, in one ordered pass and without a sort. Negative c uses
-    // number c of the stream, so the draw depends only on (key, labels).
+    // Negative j is the j-th class of the shard that is not a positive; uniform_subset picks
+    // which, and the walk below turns them into class ids merged with the positives in order.
+    const std::vector<std::int64_t> negatives = uniform_subset(
+        layout.num_local - num_positive, layout.num_sample - num_positive, key);
     s.index.reserve(static_cast<std::size_t>(layout.num_sample));
-    std::int64_t needed = layout.num_sample - num_positive;
-    std::int64_t available = layout.num_local - num_positive;
-    auto next_positive = positives.begin();
-    for (std::int64_t c = 0; c < layout.num_local; ++c) {
-      if (next_positive != positives.end() && *next_positive == c) {
-        s.index.push_back(c);
-        ++next_positive;
-        continue;
-      }
-      if (needed > 0 &&
-          uniform53(key, static_cast<std::uint64_t>(c)) * static_cast<double>(available) <
-              static_cast<double>(needed)) {
-        s.index.push_back(c);
-        --needed;
-      }
-      --available;
+    std::size_t below = 0;  // positives below the current class
+    for (std::int64_t j : negatives) {
+      while (below < positives.size() && positives[below] <= j + static_cast<std::int64_t>(below))
+        s.index.push_back(positives[below++]);
+      s.index.push_back(j + static_cast<std::int64_t>(below));
     }
+    s.index.insert(s.index.end(), positives.begin() + static_cast<std::ptrdiff_t>(below),
+                   positives.end());
   }
   s.local_label = remap(labels, layout, s.index);
   return s;
