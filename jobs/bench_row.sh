@@ -7,8 +7,11 @@
 # METHOD: dp, mp or pfc; by default those the seed ran (DP up to 1.4M identities, MP up to 5.5M,
 # PFC always). A method that fails or does not fit is recorded (metrics.h5 says out_of_memory
 # with what it needed) and the row goes on. On SIGUSR1 (Slurm's warning before the time limit,
-# --signal=B:USR1@120) the running method stops cleanly and the job requeues itself; methods
-# already done are not run again. Variables: see jobs/README.md.
+# --signal=B:USR1@120) the running method stops cleanly (its metrics.h5 keeps its rows and
+# summary) and the job requeues itself; methods already done are not run again, the stopped one
+# starts over. No checkpoints: a benchmark's figures come from its own steady state, and the
+# classifier of a 29M-identity row alone would checkpoint about 120 GB. Variables: see
+# jobs/README.md.
 set -uo pipefail
 
 row=${1:?usage: bench_row.sh ROW IDENTITIES [METHOD...]}
@@ -40,14 +43,14 @@ bench_output=${PFC_BENCH_OUTPUT:-${SLURM_SUBMIT_DIR:-$PWD}/output/bench}
 sample_rate=${PFC_SAMPLE_RATE:-0.1}
 
 if [[ ${PFC_SMOKE:-0} == 1 ]]; then
-  # Seconds on CPUs: the tiny network of input/smoke.toml, few steps, no periodic checkpoints.
+  # Seconds on CPUs: the tiny network of input/smoke.toml, few steps.
   config=${PFC_CONFIG:-$input_dir/smoke.toml}
-  settings=(device=cpu steps="${PFC_STEPS:-4}" frequent=2 checkpoint_every=0)
+  settings=(device=cpu steps="${PFC_STEPS:-4}" frequent=2 checkpoint_every=-1)
 else
   # The seed's setup: r50, 128 per GPU, fp16, synthetic data; 200 steps is enough for a
   # steady median speed (metrics.h5 leaves out the first 20 % of the rows).
   config=${PFC_CONFIG:-$input_dir/base.toml}
-  settings=(steps="${PFC_STEPS:-200}" frequent="${PFC_FREQUENT:-10}" checkpoint_every=0)
+  settings=(steps="${PFC_STEPS:-200}" frequent="${PFC_FREQUENT:-10}" checkpoint_every=-1)
 fi
 read -r -a extra_settings <<<"${PFC_SET:-}"
 srun_args=(--mpi="${PFC_SRUN_MPI:-pmix}" --kill-on-bad-exit=1)
