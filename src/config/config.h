@@ -44,6 +44,7 @@ struct Config {
   std::int64_t checkpoint_every = 0;  // 0: only at the end; -1: never
   std::int64_t keep_checkpoints = 2;
   bool resume = false;
+  std::string resume_from;  // a checkpoint folder (or a run's output folder) to start from
   std::int64_t data_workers = 4;
   std::int64_t emulate_world_size = 0;  // > 0: play one rank of a world this size
   std::int64_t emulate_rank = 0;

@@ -80,6 +80,9 @@ const ConfigKey kKeys[] = {
     {"keep_checkpoints", &Config::keep_checkpoints, "how many recent checkpoints to keep",
      {.min = at_least(1)}},
     {"resume", &Config::resume, "continue from the latest checkpoint in `output`"},
+    {"resume_from", &Config::resume_from,
+     "start a new run in `output` from this checkpoint: a step_NNNNNNN folder, or a run's output "
+     "folder (its latest checkpoint); on any number of ranks"},
     {"data_workers", &Config::data_workers, "threads decoding images on each rank",
      {.min = at_least(1)}},
     {"emulate_world_size", &Config::emulate_world_size,

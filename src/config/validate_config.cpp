@@ -164,6 +164,12 @@ const Rule kRules[] = {
                          d.setting("emulate_rank"), d.setting("emulate_world_size"));
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
+      if (!c.resume || c.resume_from.empty()) return std::nullopt;
+      return fmt::format("{} continues the run in `output` and {} starts a new one from another "
+                         "checkpoint: set one of them",
+                         d.setting("resume"), d.setting("resume_from"));
+    },
+    [](const Config& c, const Describer& d) -> std::optional<std::string> {
       if (c.num_classes >= c.emulate_world_size) return std::nullopt;
       return fmt::format("{} must be at least {}: every rank holds a shard of the classes",
                          d.setting("num_classes"), d.setting("emulate_world_size"));

@@ -58,6 +58,16 @@ std::optional<CheckpointInfo> latest_checkpoint(const fs::path& root) {
   return CheckpointInfo{*step, folder};
 }
 
+CheckpointInfo named_checkpoint(const fs::path& folder) {
+  const auto step = checkpoint_folder_step(folder.filename().string());
+  if (step && fs::is_regular_file(folder / kModelFile)) return CheckpointInfo{*step, folder};
+  if (const auto latest = latest_checkpoint(checkpoint_root(folder.string()))) return *latest;
+  throw UsageError(fmt::format(
+      "'{}' is neither a complete checkpoint folder (step_NNNNNNN holding {}) nor a run's output "
+      "folder with a checkpoint (ckpt/latest)",
+      folder.string(), kModelFile));
+}
+
 std::vector<CheckpointInfo> list_checkpoints(const fs::path& root) {
   std::vector<CheckpointInfo> found;
   if (!fs::is_directory(root)) return found;

@@ -33,6 +33,9 @@ std::optional<std::int64_t> checkpoint_folder_step(const std::string& name);
 // The checkpoint `latest` names, or nothing when there is no `latest`. Throws pfc::Error when
 // `latest` is unreadable or names a folder that is missing or lacks model.h5.
 std::optional<CheckpointInfo> latest_checkpoint(const std::filesystem::path& root);
+// The checkpoint a user names: a complete step_NNNNNNN folder, or a run's output folder (the
+// checkpoint its `latest` names). Throws pfc::UsageError naming the path otherwise.
+CheckpointInfo named_checkpoint(const std::filesystem::path& folder);
 // Every complete checkpoint folder under root (holding model.h5), oldest first.
 std::vector<CheckpointInfo> list_checkpoints(const std::filesystem::path& root);
 

@@ -279,13 +279,21 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
     resume_from = latest_checkpoint(ckpt_root);
     if (!resume_from)
       throw UsageError(fmt::format("resume = true but {} holds no checkpoint", ckpt_root.string()));
+  } else if (!cfg.resume_from.empty()) {
+    resume_from = named_checkpoint(cfg.resume_from);
   }
+  // Whether the checkpoint started from is one of this output's: then it is not written again
+  // at the end. One from elsewhere is (even after no step), which re-splits a checkpoint for
+  // another number of ranks.
+  const bool own_checkpoint =
+      resume_from && std::filesystem::weakly_canonical(resume_from->path.parent_path()) ==
+                         std::filesystem::weakly_canonical(ckpt_root);
 
   const RunInfo info = describe_run(cfg, comm, backend, command_line);
   std::optional<MetricsWriter> metrics;
   if (leader)
-    metrics = resume_from ? MetricsWriter::resume(metrics_path, cfg, info, resume_from->step)
-                          : MetricsWriter::create(metrics_path, cfg, info);
+    metrics = own_checkpoint ? MetricsWriter::resume(metrics_path, cfg, info, resume_from->step)
+                             : MetricsWriter::create(metrics_path, cfg, info);
 
   MemoryLedger& ledger = backend.allocator().ledger();
   std::unique_ptr<TrainingRun> run;
@@ -311,7 +319,7 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   MemoryPeaks interval_peaks{};  // each purpose's peak over the steps since the last log line
   auto interval_start = Clock::now();
   const auto run_start = Clock::now();
-  std::int64_t last_saved = run->step();
+  std::int64_t last_saved = own_checkpoint ? run->step() : -1;
 
   try {
     while (run->step() < run->last_step()) {

@@ -3,8 +3,9 @@
 # printed losses match and metrics.h5's /steps/loss agree to 1e-6 relative. A rank (1, then 0)
 # killed with SIGKILL while writing the step-10 checkpoint ends the job (no rank hangs), leaves
 # `latest` on step 5 and no half-written folder that counts as a checkpoint, and a resume from
-# step 5 reproduces the straight run's losses. A checkpoint saved on 2 ranks resumes on 3 and one
-# saved on 3 resumes on 2; a SIGTERM/SIGUSR1 checkpoints and exits 0; an injected fault ends
+# step 5 reproduces the straight run's losses. A checkpoint re-split for 3 ranks and back for 2
+# holds exactly the state saved; a checkpoint saved on 2 ranks resumes on 3 and one saved on 3
+# resumes on 2; a SIGTERM/SIGUSR1 checkpoints and exits 0; an injected fault ends
 # both ranks with a non-zero code and leaves `latest` intact.
 set -euo pipefail
 python=/usr/bin/python3
@@ -83,6 +84,40 @@ for victim in 1 0; do
   echo -n "resumed from step 5; "
   same_losses "$out/pfc-straight/metrics.h5" "$out/killed-$victim/metrics.h5" 6 20
 done
+
+# The state itself survives a change of rank count, tensor by tensor: the 2-rank checkpoint of
+# step 20 is taken up by 3 ranks (resume_from, no step trained, so they write it back at once in
+# their own split), then by 2 ranks again; every backbone tensor, the global class-centre
+# matrix and its momentum (virtual datasets over the shards) and every state attribute (step,
+# schedule, loss scale, data position) must be bit-identical to the original.
+reshard() {  # reshard RANKS FROM OUTPUT
+  mpiexec -n "$1" "$PFC" train input/smoke.toml --set sample_rate=0.1 --set steps=20 \
+    --set resume_from=\"$2\" --set output=\"$3\" > "$3.log" 2>&1 || { cat "$3.log"; exit 1; }
+}
+reshard 3 "$out/pfc-split/ckpt/step_0000020" "$out/resplit-3"
+reshard 2 "$out/resplit-3" "$out/resplit-2"
+"$python" - "$out/pfc-split/ckpt/step_0000020" "$out/resplit-3/ckpt/step_0000020" \
+  "$out/resplit-2/ckpt/step_0000020" <<'PY'
+import sys, h5py, numpy as np
+def contents(folder):
+    f = h5py.File(folder + "/model.h5", "r")
+    tensors = {}
+    f.visititems(lambda name, obj: tensors.__setitem__(name, obj[()])
+                 if isinstance(obj, h5py.Dataset) else None)
+    state = {k: v for k, v in f["state"].attrs.items() if k not in ("config", "world_size")}
+    return tensors, state, int(f["state"].attrs["world_size"])
+original, state, world = contents(sys.argv[1])
+assert world == 2 and "pfc/weight" in original and "pfc/momentum" in original
+for folder, ranks in zip(sys.argv[2:], (3, 2)):
+    tensors, other_state, other_world = contents(folder)
+    assert other_world == ranks, (folder, other_world)
+    assert tensors.keys() == original.keys(), folder
+    for name, value in original.items():
+        assert np.array_equal(value, tensors[name]), f"{folder}: {name} differs"
+    assert other_state.keys() == state.keys() and all(
+        np.array_equal(state[k], other_state[k]) for k in state), (folder, state, other_state)
+print(f"2 -> 3 -> 2 ranks: {len(original)} tensors and {len(state)} state attributes identical")
+PY
 
 # 2 -> 3 ranks: the state is read back and training goes on.
 mpiexec -n 3 "$PFC" train input/smoke.toml --set output=\"$out/pfc-split\" --set sample_rate=0.1 \

@@ -101,6 +101,10 @@ TEST(ConfigValidate, EachLimitIsReported) {
       {{"emulate_rank=1"},
        "emulate_rank = 1 (--set emulate_rank=1) must be less than emulate_world_size = 0 (the "
        "default) (and 0 when not emulating)"},
+      {{"resume=true", "resume_from=\"output/other\""},
+       "resume = true (--set resume=true) continues the run in `output` and resume_from = "
+       "\"output/other\" (--set resume_from=\"output/other\") starts a new one from another "
+       "checkpoint: set one of them"},
       {{"num_classes=3", "emulate_world_size=4"},
        "num_classes = 3 (--set num_classes=3) must be at least emulate_world_size = 4 (--set "
        "emulate_world_size=4): every rank holds a shard of the classes"},

@@ -80,6 +80,25 @@ TEST(CheckpointLayout, DamagedLatestIsAClearError) {
   }
 }
 
+TEST(CheckpointLayout, NamedCheckpointIsAStepFolderOrARunsLatest) {
+  const fs::path run = test::scratch_dir("checkpoint_layout_named");
+  touch(run / "ckpt" / "step_0000010" / "model.h5");
+  touch(run / "ckpt" / "step_0000020" / "model.h5");
+  touch(run / "ckpt" / "latest", "step_0000010\n");
+  EXPECT_EQ(named_checkpoint(run / "ckpt" / "step_0000020").step, 20);
+  const CheckpointInfo latest = named_checkpoint(run);
+  EXPECT_EQ(latest.step, 10);
+  EXPECT_EQ(latest.path, run / "ckpt" / "step_0000010");
+  for (const fs::path& wrong : {run / "ckpt", run / "nowhere", run / "ckpt" / "step_0000030"}) {
+    try {
+      named_checkpoint(wrong);
+      FAIL() << "accepted " << wrong;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(wrong.string()), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(DurableFile, ReplaceAndRename) {
   const fs::path dir = test::scratch_dir("durable_file");
   replace_file_atomically(dir / "f", "one");
