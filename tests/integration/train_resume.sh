@@ -150,3 +150,14 @@ wait "$launcher"
 grep -q "stopped by signal" "$out/signal.log"
 step=$(cat "$out/signal/ckpt/latest")
 echo "SIGUSR1: exit 0, checkpoint $step"
+# SIGTERM (a scheduler ending the job; under Slurm every task gets it): a single process here,
+# so that the signal reaches pfc itself rather than a launcher. It too checkpoints and exits 0.
+"$PFC" train input/smoke.toml --set output=\"$out/term\" --set num_epoch=1000 --set steps=0 \
+  --set frequent=1 > "$out/term.log" 2>&1 &
+trainer=$!
+for _ in $(seq 100); do grep -q "Global Step: 3" "$out/term.log" && break; sleep 0.2; done
+kill -TERM "$trainer"
+wait "$trainer"
+grep -q "stopped by signal" "$out/term.log"
+step=$(cat "$out/term/ckpt/latest")
+echo "SIGTERM: exit 0, checkpoint $step"
