@@ -36,8 +36,10 @@ mkdir -p "$out" && out=$(cd "$out" && pwd)
 world=${PFC_SWEEP_WORLD:-8}
 rank=${PFC_SWEEP_RANK:-0}
 budget=${PFC_SWEEP_BUDGET_S:-480}
-# 480 s over the 24 cells of the two tables; the report is left 10 s at the end.
-export PFC_SWEEP_CELL_S=${PFC_SWEEP_CELL_S:-20}
+# Every method in every row, 33 cells — also those the seed could not run (its "–"), which is
+# where the memory per GPU says most. 480 s over 33 cells; the report is left 10 s at the end.
+export PFC_METHODS=${PFC_METHODS:-dp mp pfc}
+export PFC_SWEEP_CELL_S=${PFC_SWEEP_CELL_S:-14}
 export PFC_SWEEP_DEADLINE=$(($(date +%s) + budget - 10))
 
 pfc_home=$(dirname "$jobs_dir")
@@ -54,7 +56,7 @@ mapfile -t rows < <(sed -n 's/.*bench_row\.sh"* *\(row_[^ ]*\) \([0-9][0-9]*\).*
   "$jobs_dir"/rows/*.sbatch | sort -n)
 ((${#rows[@]} > 0)) || { echo "emulated_sweep: no rows in $jobs_dir/rows" >&2; exit 2; }
 
-# PFC_SWEEP_CELLS: "ROW" (the row's methods) or "ROW/METHOD" items; empty: every cell.
+# PFC_SWEEP_CELLS: "ROW" (the row's PFC_METHODS) or "ROW/METHOD" items; empty: every cell.
 read -r -a wanted <<<"${PFC_SWEEP_CELLS:-}"
 for item in "${wanted[@]}"; do
   known=0
