@@ -74,7 +74,7 @@ STEPS+=("nvidia-smi|$(verdict $?)")
 # PFC_DEVICE_PART=sweep: instead of the checks below, every cell of the benchmark tables
 # emulated as rank 0 of an 8-GPU node (jobs/emulated_sweep.sh), then `pfc report`'s tables.
 if [[ ${PFC_DEVICE_PART:-checks} == sweep ]]; then
-  PFC_BIN=$BIN/pfc PFC_SWEEP_BUDGET_S=$((BUDGET_S - SECONDS - 10)) \
+  PFC_BIN=$PWD/$BIN/pfc PFC_SWEEP_BUDGET_S=$((BUDGET_S - SECONDS - 10)) \
     jobs/emulated_sweep.sh "$OUTDIR/sweep" 2>&1 | tee "$OUTDIR/sweep.log" | tail -n 60
   exit "${PIPESTATUS[0]}"
 fi
