@@ -74,9 +74,9 @@ class TrainingRun {
     model_.backward(embeddings_grad_);
 
     // The backbone's gradient (one buffer) is averaged over the ranks as
-    // DistributedDataParallel does, and unscaled in the same pass. The overflow decision is
-    // still agreed: an all-reduce need not round alike on every rank, and ranks that disagreed
-    // about skipping a step would drift apart.
+    // DistributedDataParallel does, and unscaled in the same pass. The ranks agree on the
+    // overflow decision explicitly: an all-reduce need not round alike on every rank, and ranks
+    // that disagreed about skipping a step would drift apart.
     comm_.all_reduce(grad_, ReduceOp::sum);
     backend_.scale(grad_, 1.0 / (comm_.world_size() * scaler_.scale()));
     const bool finite =
