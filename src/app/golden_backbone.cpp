@@ -15,9 +15,7 @@ Tensor to_host_f32(Backend& backend, const Tensor& t) {
     f32 = backend.empty(t.shape(), DType::f32, MemoryPurpose::workspace);
     backend.cast(t, f32);
   }
-  Tensor host = Tensor::host(t.shape(), DType::f32);
-  backend.copy(f32, host);
-  return host;
+  return backend.to_host(f32);
 }
 
 // A bias that feeds a later batch-norm (bn3 before the residual sum, bn2 and fc before

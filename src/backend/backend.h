@@ -48,6 +48,8 @@ class Backend {
 
   Tensor empty(const Shape& shape, DType dtype, MemoryPurpose purpose);
   Tensor zeros(const Shape& shape, DType dtype, MemoryPurpose purpose);
+  // A host copy of x, same shape and dtype.
+  Tensor to_host(const Tensor& x);
 
   // ---- data movement ----------------------------------------------------------------
   // dst = src; same dtype and element count; either may be a host tensor.

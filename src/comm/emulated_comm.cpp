@@ -57,8 +57,7 @@ void EmulatedComm::multiply_by_world(Tensor& x) {
     return;
   }
   // Integer sums are rare (counts); the Backend scales floats only, so they go by the host.
-  Tensor host = Tensor::host(x.shape(), t);
-  backend_.copy(x, host);
+  Tensor host = backend_.to_host(x);
   if (t == DType::i32)
     multiply_host<std::int32_t>(host, world_size_);
   else if (t == DType::i64)

@@ -156,8 +156,7 @@ void IResNet::import_parameter(const std::string& name, const Tensor& torch_layo
 }
 
 Tensor IResNet::export_parameter(const Parameter& p, const Tensor& ours) const {
-  Tensor host = Tensor::host(ours.shape(), DType::f32);
-  ctx_.backend->copy(ours, host);
+  const Tensor host = ctx_.backend->to_host(ours);
   Tensor torch_layout = Tensor::host(p.torch_shape, DType::f32);
   ours_to_torch(p, host.data<float>(), torch_layout.data<float>());
   return torch_layout;

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <span>
 
+#include "comm/host_all_gather.h"
 #include "pfc/class_centre_init.h"
 #include "pfc/class_sampler.h"
 #include "pfc/shard_gather.h"
@@ -45,11 +46,7 @@ void PartialFc::set_global_weight(const Tensor& global) {
 }
 
 Tensor PartialFc::gather_global_weight() {
-  if (options_.method == PfcMethod::dp) {
-    Tensor host = Tensor::host(weight_.shape(), DType::f32);
-    backend_.copy(weight_, host);
-    return host;
-  }
+  if (options_.method == PfcMethod::dp) return backend_.to_host(weight_);
   return gather_class_shards(backend_, comm_, layout_, weight_);
 }
 
@@ -112,14 +109,7 @@ void PartialFc::check_batch_sizes(std::int64_t batch) {
 }
 
 std::vector<std::int64_t> PartialFc::gather_labels(const Tensor& labels) {
-  // The communicator may move only device buffers (NCCL): labels go through the backend.
-  const std::int64_t batch = labels.numel();
-  Tensor send = backend_.empty({batch}, DType::i64, MemoryPurpose::comm);
-  backend_.copy(labels, send);
-  Tensor all = backend_.empty({batch * comm_.world_size()}, DType::i64, MemoryPurpose::comm);
-  comm_.all_gather(send, all);
-  Tensor host = Tensor::host(all.shape(), DType::i64, MemoryPurpose::comm);
-  backend_.copy(all, host);
+  const Tensor host = all_gather_host(comm_, backend_, labels);
   const std::int64_t* p = host.data<std::int64_t>();
   return std::vector<std::int64_t>(p, p + host.numel());
 }
@@ -278,11 +268,7 @@ Tensor PartialFc::shard_weight_grad() {
 
 Tensor PartialFc::gather_global_weight_grad() {
   Tensor shard = shard_weight_grad();
-  if (options_.method == PfcMethod::dp) {
-    Tensor host = Tensor::host(shard.shape(), DType::f32);
-    backend_.copy(shard, host);
-    return host;
-  }
+  if (options_.method == PfcMethod::dp) return backend_.to_host(shard);
   return gather_class_shards(backend_, comm_, layout_, shard);
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "comm/host_all_gather.h"
+
 namespace pfc {
 
 namespace {
@@ -15,12 +17,7 @@ std::string gather_names(Comm& comm, Backend& backend, const std::string& name) 
   Tensor mine = Tensor::host({1, kNameBytes}, DType::u8);
   std::memset(mine.raw(), 0, kNameBytes);
   std::memcpy(mine.raw(), name.data(), std::min<std::size_t>(name.size(), kNameBytes - 1));
-  Tensor send = backend.empty({1, kNameBytes}, DType::u8, MemoryPurpose::comm);
-  Tensor recv = backend.empty({comm.world_size(), kNameBytes}, DType::u8, MemoryPurpose::comm);
-  backend.copy(mine, send);
-  comm.all_gather(send, recv);
-  Tensor all = Tensor::host(recv.shape(), DType::u8);
-  backend.copy(recv, all);
+  const Tensor all = all_gather_host(comm, backend, mine);
   std::string joined;
   for (int r = 0; r < comm.world_size(); ++r) {
     if (r) joined += ",";

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <span>
 
+#include "comm/host_all_gather.h"
 #include "config/network_layers.h"
 #include "core/fault_injection.h"
 #include "data/data_source.h"
@@ -108,17 +109,16 @@ class TrainingRun {
         if (p->trainable) ckpt.momentum.push_back({p->name, model_.export_parameter(*p, p->momentum)});
       }
       for (const Buffer* b : model_.buffers()) {
-        Tensor host = Tensor::host(b->value.shape(), DType::f32);
-        backend_.copy(b->value, host);
-        ckpt.buffers.push_back({b->name, host});
+        ckpt.buffers.push_back({b->name, backend_.to_host(b->value)});
       }
     }
     // DP holds every row on every rank; it saves the rows MP would give this rank.
     const ShardLayout saved = saved_layout();
     const std::int64_t offset = saved.class_start - head_.layout().class_start;
     ckpt.shard.class_start = saved.class_start;
-    ckpt.shard.weight = to_host(head_.weight().rows(offset, offset + saved.num_local));
-    ckpt.shard.momentum = to_host(head_.momentum().rows(offset, offset + saved.num_local));
+    const std::int64_t end = offset + saved.num_local;
+    ckpt.shard.weight = backend_.to_host(head_.weight().rows(offset, end));
+    ckpt.shard.momentum = backend_.to_host(head_.momentum().rows(offset, end));
     TrainingState& s = ckpt.state;
     s.step = step_;
     s.epoch = epoch();
@@ -190,12 +190,6 @@ class TrainingRun {
     return ShardLayout::make(cfg_.num_classes, comm_.world_size(), comm_.rank(), 1.0);
   }
 
-  Tensor to_host(const Tensor& t) {
-    Tensor host = Tensor::host(t.shape(), t.dtype());
-    backend_.copy(t, host);
-    return host;
-  }
-
   const Config& cfg_;
   Comm& comm_;
   Backend& backend_;
@@ -236,15 +230,10 @@ RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const
   for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
     out[kFixed + p] = static_cast<double>(interval_peaks[p]);
   // An emulated run is one process: its modelled peers would only repeat its row.
-  const int w = emulated ? 1 : comm.world_size();
-  Tensor send = backend.empty({1, kWidth}, DType::f64, MemoryPurpose::comm);
-  Tensor recv = backend.empty({w, kWidth}, DType::f64, MemoryPurpose::comm);
-  backend.copy(mine, send);
-  if (emulated) backend.copy(send, recv); else comm.all_gather(send, recv);
-  Tensor all = Tensor::host({w, kWidth}, DType::f64);
-  backend.copy(recv, all);
+  const Tensor all = emulated ? mine : all_gather_host(comm, backend, mine);
+  const std::int64_t w = all.dim(0);
   RankFigures f;
-  for (int r = 0; r < w; ++r) {
+  for (std::int64_t r = 0; r < w; ++r) {
     const double* row = all.data<double>() + kWidth * r;
     f.step_time_s.push_back(row[0]);
     f.mem_in_use.push_back(static_cast<std::int64_t>(row[1]));

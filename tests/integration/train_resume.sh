@@ -140,24 +140,22 @@ fi
 grep -q "injected fault on rank 1 at step 30" "$out/fault.log"
 [ "$(cat "$out/pfc-split/ckpt/latest")" = step_0000029 ]
 echo "fault ended the job; latest = $(cat "$out/pfc-split/ckpt/latest")"
-# SIGUSR1 (Slurm's warning; mpiexec forwards it): the ranks finish the step, checkpoint, exit 0.
-mpiexec -n 2 "$PFC" train input/smoke.toml --set output=\"$out/signal\" --set num_epoch=1000 \
-  --set steps=0 --set frequent=1 > "$out/signal.log" 2>&1 &
-launcher=$!
-for _ in $(seq 100); do grep -q "Global Step: 3" "$out/signal.log" && break; sleep 0.2; done
-kill -USR1 "$launcher"
-wait "$launcher"
-grep -q "stopped by signal" "$out/signal.log"
-step=$(cat "$out/signal/ckpt/latest")
-echo "SIGUSR1: exit 0, checkpoint $step"
+# stops_cleanly NAME SIGNAL CMD...: runs CMD (a training command) into $out/NAME and sends it
+# SIGNAL after step 3: it must finish the step, checkpoint and exit 0.
+stops_cleanly() {
+  local name=$1 signal=$2
+  shift 2
+  "$@" --set output=\"$out/$name\" --set num_epoch=1000 --set steps=0 --set frequent=1 \
+    > "$out/$name.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 100); do grep -q "Global Step: 3" "$out/$name.log" && break; sleep 0.2; done
+  kill -"$signal" "$pid"
+  wait "$pid"
+  grep -q "stopped by signal" "$out/$name.log"
+  echo "SIG$signal: exit 0, checkpoint $(cat "$out/$name/ckpt/latest")"
+}
+# SIGUSR1 (Slurm's warning; mpiexec forwards it to the ranks).
+stops_cleanly signal USR1 mpiexec -n 2 "$PFC" train input/smoke.toml
 # SIGTERM (a scheduler ending the job; under Slurm every task gets it): a single process here,
-# so that the signal reaches pfc itself rather than a launcher. It too checkpoints and exits 0.
-"$PFC" train input/smoke.toml --set output=\"$out/term\" --set num_epoch=1000 --set steps=0 \
-  --set frequent=1 > "$out/term.log" 2>&1 &
-trainer=$!
-for _ in $(seq 100); do grep -q "Global Step: 3" "$out/term.log" && break; sleep 0.2; done
-kill -TERM "$trainer"
-wait "$trainer"
-grep -q "stopped by signal" "$out/term.log"
-step=$(cat "$out/term/ckpt/latest")
-echo "SIGTERM: exit 0, checkpoint $step"
+# so that the signal reaches pfc itself rather than a launcher.
+stops_cleanly term TERM "$PFC" train input/smoke.toml

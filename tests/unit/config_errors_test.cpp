@@ -8,22 +8,13 @@
 
 #include "config/load_config.h"
 #include "core/error.h"
+#include "support/usage_error.h"
 #include "support/test_paths.h"
 
 namespace pfc {
 namespace {
 
-// The message of the UsageError that `f` throws.
-std::string usage_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    EXPECT_EQ(e.exit_code(), kExitUsage);
-    return e.what();
-  }
-  ADD_FAILURE() << "no UsageError was thrown";
-  return "";
-}
+using test::usage_error;
 
 std::string parse_error(const std::string& text, const std::vector<std::string>& overrides = {}) {
   return usage_error([&] { parse_config(text, "input/x.toml", overrides); });

@@ -7,20 +7,12 @@
 #include "config/load_config.h"
 #include "config/validate_config.h"
 #include "core/error.h"
+#include "support/usage_error.h"
 
 namespace pfc {
 namespace {
 
-std::string usage_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UsageError& e) {
-    EXPECT_EQ(e.exit_code(), kExitUsage);
-    return e.what();
-  }
-  ADD_FAILURE() << "no UsageError was thrown";
-  return "";
-}
+using test::usage_error;
 
 struct Case {
   std::vector<std::string> overrides;
