@@ -1,7 +1,6 @@
 // `pfc golden FILE --case GROUP/CASE ...`: rebuilds arcface_torch's network from a golden
 // file, runs forward and backward on the chosen backend and precision, and compares every
 // stored tensor. Exit code 3 when any tensor is out of tolerance.
-#include <mpi.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -11,8 +10,8 @@
 #include "app/golden_backbone.h"
 #include "app/golden_partial_fc.h"
 #include "app/golden_table.h"
+#include "app/rank_place.h"
 #include "backend/backend.h"
-#include "comm/mpi_comm.h"
 
 namespace pfc {
 
@@ -36,10 +35,11 @@ int run_golden(const GoldenOptions& options) {
       fp16 ? DType::f16 : (options.precision == "fp64" ? DType::f64 : DType::f32);
   const double tolerance = options.tolerance > 0 ? options.tolerance : (fp16 ? 1e-2 : 1e-4);
   GoldenFile file(options.file);
-  std::unique_ptr<Comm> comm = make_mpi_comm();
-  std::unique_ptr<Backend> backend = make_backend(
-      options.device == "cuda" ? BackendKind::cuda : BackendKind::cpu, comm->local_rank());
-  const bool report = comm->rank() == 0;
+  RankPlace place =
+      make_rank_place(options.device == "cuda" ? BackendKind::cuda : BackendKind::cpu);
+  Comm& comm = *place.comm;
+  Backend& backend = *place.backend;
+  const bool report = comm.rank() == 0;
 
   int failures = 0;
   for (const std::string& spec : options.cases) {
@@ -52,12 +52,13 @@ int run_golden(const GoldenOptions& options) {
 
     const auto start = std::chrono::steady_clock::now();
     GoldenTable table(fmt::format("{}  ({}, {}, {} rank{})", spec, options.device,
-                                  options.precision, comm->world_size(),
-                                  comm->world_size() > 1 ? "s" : ""),
+                                  options.precision, comm.world_size(),
+                                  comm.world_size() > 1 ? "s" : ""),
                       tolerance);
     // The backbone is checked on rank 0; the classifier on every rank, sharded.
-    if (report) check_golden_backbone(file, network, golden_case, *backend, activations, table);
-    check_golden_partial_fc(file, network, golden_case, *backend, *comm, table);
+    if (report) check_golden_backbone(file, network, golden_case, backend, activations, table);
+    check_golden_partial_fc(file, network, golden_case, backend, comm,
+                            fp16 ? DType::f16 : DType::f32, table);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (report) {
@@ -66,7 +67,7 @@ int run_golden(const GoldenOptions& options) {
     }
     failures += table.failures();
   }
-  const int any = static_cast<int>(comm->all_reduce_scalar(failures, ReduceOp::max));
+  const int any = static_cast<int>(comm.all_reduce_scalar(failures, ReduceOp::max));
   return any > 0 ? kExitCheckFailed : kExitOk;
 }
 

@@ -7,14 +7,11 @@
 
 #include "app/commands.h"
 #include "app/process_context.h"
+#include "app/rank_place.h"
 #include "backend/backend.h"
 #include "comm/emulated_comm.h"
-#include "comm/mpi_comm.h"
 #include "config/load_config.h"
 #include "train/trainer.h"
-#ifdef PFC_HAVE_CUDA
-#include "comm/cuda/nccl_comm.h"
-#endif
 
 namespace pfc {
 
@@ -25,18 +22,10 @@ struct TrainOptions {
   std::vector<std::string> overrides;
 };
 
-// The backend and the communicator of one process; the comm goes first on destruction
-// (NcclComm holds the backend's stream).
-struct RunPlace {
-  std::unique_ptr<Backend> backend;
-  std::unique_ptr<Comm> comm;
-};
-
 // Emulated: this one process plays rank emulate_rank of emulate_world_size on the first
 // device. Otherwise one rank per MPI process: NCCL between GPUs, MPI between CPU ranks.
-RunPlace make_run_place(const Config& cfg) {
+RankPlace make_run_place(const Config& cfg) {
   const BackendKind kind = cfg.device == "cuda" ? BackendKind::cuda : BackendKind::cpu;
-  RunPlace place;
   if (cfg.emulate_world_size > 0) {
     int processes = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &processes);
@@ -46,22 +35,14 @@ RunPlace make_run_place(const Config& cfg) {
           "train was started as {} MPI ranks; start it alone (no mpiexec/srun, or -n 1), or "
           "set emulate_world_size = 0 to train on the real ranks",
           cfg.emulate_world_size, processes));
+    RankPlace place;
     place.backend = make_backend(kind, 0);
     place.comm = std::make_unique<EmulatedComm>(
         static_cast<int>(cfg.emulate_world_size), static_cast<int>(cfg.emulate_rank),
         cfg.emulate_bandwidth_gbps, cfg.emulate_latency_us, *place.backend);
     return place;
   }
-#ifdef PFC_HAVE_CUDA
-  if (kind == BackendKind::cuda) {
-    place.backend = make_backend(kind, nccl_device_ordinal(MPI_COMM_WORLD));
-    place.comm = make_nccl_comm(*place.backend, MPI_COMM_WORLD);
-    return place;
-  }
-#endif
-  place.comm = make_mpi_comm();
-  place.backend = make_backend(kind, place.comm->local_rank());
-  return place;
+  return make_rank_place(kind);
 }
 
 int run_train(const TrainOptions& options) {
@@ -75,7 +56,7 @@ int run_train(const TrainOptions& options) {
                        "emulated runs write no checkpoints");
     cfg.checkpoint_every = -1;
   }
-  RunPlace place = make_run_place(cfg);
+  RankPlace place = make_run_place(cfg);
   Comm& comm = *place.comm;
   const bool leader = emulated || comm.rank() == 0;
   if (leader) {

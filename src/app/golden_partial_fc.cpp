@@ -7,7 +7,7 @@ namespace pfc {
 
 void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& network,
                              const GoldenCase& golden_case, Backend& backend, Comm& comm,
-                             GoldenTable& table) {
+                             DType gemm_operands, GoldenTable& table) {
   const std::string& group = network.group;
   const auto embeddings_ref = file.reference(group, golden_case.name, "embeddings");
   const auto grad_ref = file.reference(group, golden_case.name, "embeddings_grad");
@@ -21,6 +21,7 @@ void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& networ
   options.sample_rate = golden_case.sample_rate;
   options.margin = MarginParams{golden_case.m1, golden_case.m2, golden_case.m3, network.scale_s};
   options.method = golden_case.sample_rate < 1.0 ? PfcMethod::pfc : PfcMethod::mp;
+  options.gemm_operands = gemm_operands;
   PartialFc head(backend, comm, options);
   head.set_global_weight(file.class_centres(network));
   const std::string sampled_path = group + "/" + golden_case.name + "/sampled_index";

@@ -9,9 +9,10 @@
 
 namespace pfc {
 
-// Collective over comm; only rank 0's table is printed.
+// Collective over comm; only rank 0's table is printed. gemm_operands: the classifier's
+// GEMM operand type (f16 in the fp16 check, as in fp16 training).
 void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& network,
                              const GoldenCase& golden_case, Backend& backend, Comm& comm,
-                             GoldenTable& table);
+                             DType gemm_operands, GoldenTable& table);
 
 }  // namespace pfc

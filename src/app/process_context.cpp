@@ -21,7 +21,11 @@ std::string& command_line_storage() {
 const std::string& process_command_line() { return command_line_storage(); }
 
 ProcessContext::ProcessContext(int& argc, char**& argv) {
-  for (int i = 0; i < argc; ++i) command_line_storage() += (i ? " " : "") + std::string(argv[i]);
+  std::string& command_line = command_line_storage();
+  for (int i = 0; i < argc; ++i) {
+    if (i > 0) command_line += ' ';
+    command_line += argv[i];
+  }
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);

@@ -51,8 +51,15 @@ class Backend {
   // A host copy of x, same shape and dtype.
   Tensor to_host(const Tensor& x);
 
+  // Host memory for buffers the device reads every step (the data pipeline's batches):
+  // pinned on cuda, where it copies faster and without blocking; plain memory on the CPU.
+  virtual Allocator& staging_allocator() { return host_allocator(); }
+
   // ---- data movement ----------------------------------------------------------------
-  // dst = src; same dtype and element count; either may be a host tensor.
+  // dst = src; same dtype and element count; either may be a host tensor. A copy to the host
+  // returns once the host tensor holds the values. A copy from the host may still be in
+  // flight when it returns: the source may be reused at once if it is plain host memory, but
+  // staging_allocator() memory must stay untouched until the next synchronize().
   virtual void copy(const Tensor& src, Tensor& dst) = 0;
   virtual void fill(Tensor& x, double value) = 0;
   // x (f32) [i] = normal_value(key, first_index + i, stddev) (core/counter_rng.h): random
@@ -97,7 +104,9 @@ class Backend {
   virtual bool all_finite(const Tensor& x) = 0;
 
   // ---- dense algebra (row-major) -------------------------------------------------------
-  // c = alpha * op(a) * op(b) + beta * c, op(m) = m or its transpose.
+  // c = alpha * op(a) * op(b) + beta * c, op(m) = m or its transpose. a, b and c share one
+  // type, or a and b are f16 and c is f32: the tensor-core contract (each product exact,
+  // accumulated in f32), which the fp16 classifier uses.
   virtual void gemm(bool transpose_a, bool transpose_b, double alpha, const Tensor& a,
                     const Tensor& b, double beta, Tensor& c) = 0;
   // x[r, :] += bias for every row r.

@@ -16,10 +16,13 @@ constexpr const char* kMissing = "–";
 
 // 125000 -> "125 000", as the seed's article writes identity counts.
 std::string group_thousands(std::int64_t value) {
-  std::string digits = std::to_string(value);
-  for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3)
-    digits.insert(static_cast<std::size_t>(i), " ");
-  return digits;
+  const std::string digits = std::to_string(value);
+  std::string grouped;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && digits[i - 1] != '-' && (digits.size() - i) % 3 == 0) grouped += ' ';
+    grouped += digits[i];
+  }
+  return grouped;
 }
 
 std::string out_of_memory_text(const BenchRun& run) {

@@ -26,11 +26,22 @@ ShardLayout layout_for(const PartialFcOptions& o, const Comm& comm) {
 
 }  // namespace
 
+double f16_cos_grad_scale(double scale_s, std::int64_t global_batch) {
+  PFC_CHECK(scale_s > 0.0 && global_batch > 0,
+            "f16_cos_grad_scale: scale {} and global batch {} must be positive", scale_s,
+            global_batch);
+  const double bound = scale_s / static_cast<double>(global_batch);
+  return std::ldexp(1.0, static_cast<int>(std::floor(std::log2(16384.0 / bound))));
+}
+
 PartialFc::PartialFc(Backend& backend, Comm& comm, const PartialFcOptions& options)
     : backend_(backend), comm_(comm), options_(options), layout_(layout_for(options, comm)) {
   if (options.embedding_size < 1)
     throw UsageError(fmt::format("embedding_size is {}, expected at least 1",
                                  options.embedding_size));
+  PFC_CHECK(options.gemm_operands == DType::f32 || options.gemm_operands == DType::f16,
+            "PartialFc: the classifier's GEMM operands are f32 or f16, not {}",
+            dtype_name(options.gemm_operands));
   weight_ = backend_.empty({layout_.num_local, options.embedding_size}, DType::f32,
                            MemoryPurpose::weights);
   init_class_centres(backend_, weight_, layout_.class_start, options.seed);
@@ -59,9 +70,31 @@ void PartialFc::inject_sampled_classes(std::vector<std::int64_t> global_index) {
 
 void PartialFc::clear_injected_classes() { injected_.reset(); }
 
+void PartialFc::set_labels(const Tensor& labels) {
+  const char* op = "PartialFc::set_labels";
+  PFC_CHECK(labels.defined() && labels.device() == DeviceKind::cpu && labels.rank() == 1,
+            "{}: labels must be a host vector", op);
+  check_dtype(labels, DType::i64, op, "labels");
+  const std::int64_t batch = labels.dim(0);
+  check_batch_sizes(batch);
+  const Tensor host = all_gather_host(comm_, backend_, labels);
+  const std::int64_t* p = host.data<std::int64_t>();
+  global_labels_.assign(p, p + host.numel());
+  labels_pending_ = false;
+  check_labels(global_labels_, batch);
+  labels_pending_ = true;
+}
+
 double PartialFc::forward_backward(const Tensor& embeddings, const Tensor& labels,
                                    Tensor& embeddings_grad, std::int64_t step) {
+  set_labels(labels);
+  return forward_backward(embeddings, embeddings_grad, step);
+}
+
+double PartialFc::forward_backward(const Tensor& embeddings, Tensor& embeddings_grad,
+                                   std::int64_t step) {
   const char* op = "PartialFc::forward_backward";
+  PFC_CHECK(labels_pending_, "{}: no labels for this step (call set_labels first)", op);
   const std::int64_t emb = options_.embedding_size;
   PFC_CHECK(embeddings.defined() && embeddings.rank() == 2 && embeddings.dim(1) == emb,
             "{}: embeddings {} must be [batch, {}]", op, embeddings.describe(), emb);
@@ -69,28 +102,24 @@ double PartialFc::forward_backward(const Tensor& embeddings, const Tensor& label
   PFC_CHECK(embeddings.device() == backend_.device(),
             "{}: embeddings must be on the {} backend's device", op, backend_.name());
   const std::int64_t batch = embeddings.dim(0);
-  PFC_CHECK(labels.defined() && labels.device() == DeviceKind::cpu,
-            "{}: labels must be a host tensor", op);
-  check_dtype(labels, DType::i64, op, "labels");
-  check_shape(labels, {batch}, op, "labels");
+  const std::int64_t global_batch = static_cast<std::int64_t>(global_labels_.size());
+  PFC_CHECK(batch * comm_.world_size() == global_batch,
+            "{}: {} embeddings per rank, but the labels set hold {} per rank", op, batch,
+            global_batch / comm_.world_size());
   if (!embeddings_grad.defined())
     embeddings_grad = backend_.empty({batch, emb}, DType::f32, MemoryPurpose::gradients);
   check_shape(embeddings_grad, {batch, emb}, op, "embeddings_grad");
   check_dtype(embeddings_grad, DType::f32, op, "embeddings_grad");
 
-  check_batch_sizes(batch);
-  const std::int64_t global_batch = batch * comm_.world_size();
-  std::vector<std::int64_t> global_labels = gather_labels(labels);
-  check_labels(global_labels, batch);
-
+  labels_pending_ = false;
   grad_pending_ = false;
   double loss = 0.0;
   if (options_.method == PfcMethod::dp) {
-    const auto first = global_labels.begin() + comm_.rank() * batch;
+    const auto first = global_labels_.begin() + comm_.rank() * batch;
     loss = data_parallel_step(embeddings, std::vector<std::int64_t>(first, first + batch),
                               embeddings_grad, global_batch);
   } else {
-    loss = sharded_step(embeddings, global_labels, embeddings_grad, step);
+    loss = sharded_step(embeddings, global_labels_, embeddings_grad, step);
   }
   grad_pending_ = true;
   return loss;
@@ -106,12 +135,6 @@ void PartialFc::check_batch_sizes(std::int64_t batch) {
             "PartialFc: the ranks' batch sizes differ (rank {} has {}, the largest is {}, the "
             "sum {}); every rank must pass the same batch size",
             comm_.rank(), batch, largest, total);
-}
-
-std::vector<std::int64_t> PartialFc::gather_labels(const Tensor& labels) {
-  const Tensor host = all_gather_host(comm_, backend_, labels);
-  const std::int64_t* p = host.data<std::int64_t>();
-  return std::vector<std::int64_t>(p, p + host.numel());
 }
 
 void PartialFc::check_labels(const std::vector<std::int64_t>& global_labels,
@@ -135,6 +158,12 @@ Tensor PartialFc::to_backend(const std::vector<std::int64_t>& values, MemoryPurp
   return dev;
 }
 
+Tensor PartialFc::to_half(const Tensor& x) {
+  Tensor half = backend_.empty(x.shape(), DType::f16, MemoryPurpose::activations);
+  backend_.cast(x, half);
+  return half;
+}
+
 PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings,
                                                    const Tensor& centres,
                                                    const Tensor& local_label,
@@ -150,10 +179,14 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings,
   Tensor wn = buffer({classes, emb}), wn_norm = buffer({classes});
   backend_.l2_normalize_rows(centres, wn, wn_norm);
 
+  const bool half = options_.gemm_operands == DType::f16;
+  const Tensor en_operand = half ? to_half(en) : en;
+  const Tensor wn_operand = half ? to_half(wn) : wn;
+
   // Distributed softmax: a class's logit lives on one rank only, so the row max and the row
   // sum of exponentials are reduced over the ranks before they are used.
   Tensor logits = buffer({rows, classes});
-  backend_.gemm(false, true, 1.0, en, wn, 0.0, logits);
+  backend_.gemm(false, true, 1.0, en_operand, wn_operand, 0.0, logits);
   Tensor row_max = buffer({rows});
   backend_.margin_logits(logits, local_label, options_.margin, row_max);
   if (class_sharded) comm_.all_reduce(row_max, ReduceOp::max);
@@ -174,11 +207,19 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings,
     out.loss_sum -= std::log(std::max(static_cast<double>(p[r]), kMinTargetProb));
 
   // logits now holds d loss / d cos. Through cos = En Wn^T, then the two normalisations.
+  Tensor dcos = std::move(logits);
+  double unscale = 1.0;
+  if (half) {
+    const double grad_scale = f16_cos_grad_scale(options_.margin.scale, global_batch);
+    backend_.scale(dcos, grad_scale);
+    dcos = to_half(dcos);
+    unscale = 1.0 / grad_scale;
+  }
   Tensor d_en = buffer({rows, emb});
-  backend_.gemm(false, false, 1.0, logits, wn, 0.0, d_en);
+  backend_.gemm(false, false, unscale, dcos, wn_operand, 0.0, d_en);
   Tensor d_wn = buffer({classes, emb});
-  backend_.gemm(true, false, 1.0, logits, en, 0.0, d_wn);
-  logits = Tensor();
+  backend_.gemm(true, false, unscale, dcos, en_operand, 0.0, d_wn);
+  dcos = Tensor();
   out.embeddings_grad = buffer({rows, emb});
   backend_.l2_normalize_rows_backward(d_en, en, en_norm, out.embeddings_grad);
   out.weight_grad = buffer({classes, emb}, MemoryPurpose::gradients);

@@ -3,8 +3,10 @@
 // the classifier (see pfc_method.h). Written only against Backend and Comm, so the same code
 // runs on the CPU with MpiComm and on the GPU with NcclComm.
 //
-// One training step: forward_backward (loss, the gradient of this rank's embeddings, and the
-// class centres' gradient kept for step), then step.
+// One training step: set_labels (collective, host-side), forward_backward (loss, the gradient
+// of this rank's embeddings, and the class centres' gradient kept for step), then step. The
+// trainer calls set_labels before it queues the backbone's forward, so that the class sampler
+// in forward_backward runs on the host while the device computes the embeddings.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,17 @@ struct PartialFcOptions {
   MarginParams margin;
   PfcMethod method = PfcMethod::pfc;
   std::uint64_t seed = 0;  // class-centre init and the sampler's draws
+  // The operands of the classifier's three GEMMs (logits, and the gradients of the normalised
+  // embeddings and centres): f32, or f16 in fp16 training, as arcface_torch's autocast has
+  // them; products accumulate in f32 either way, and everything else stays f32.
+  DType gemm_operands = DType::f32;
 };
+
+// The power of two that d loss / d cos is multiplied by before it is rounded to f16: every
+// element is at most scale_s / global_batch in magnitude, and this brings that bound to at
+// most 2^14, so nothing overflows and small probabilities keep f16's full precision instead
+// of flushing to zero. Unscaling by its inverse is exact.
+double f16_cos_grad_scale(double scale_s, std::int64_t global_batch);
 
 class PartialFc {
  public:
@@ -53,11 +65,16 @@ class PartialFc {
   void inject_sampled_classes(std::vector<std::int64_t> global_index);
   void clear_injected_classes();
 
-  // embeddings [b, emb] f32 on the backend's device; labels [b] i64 on the host, each in
+  // Collective: gathers the global batch's labels. labels [b] i64 on the host, each in
   // [0, num_classes) (checked on the gathered batch, so every rank throws alike); every rank
-  // passes the same b. Writes d loss / d embeddings to embeddings_grad [b, emb] (allocated
-  // when undefined) and returns the loss, the mean over the global batch of
-  // -log(max(p_target, 1e-30)). `step` keys the sampler's draw.
+  // passes the same b. Waits for the device's queued work.
+  void set_labels(const Tensor& labels);
+  // embeddings [b, emb] f32 on the backend's device, for the labels last set. Writes
+  // d loss / d embeddings to embeddings_grad [b, emb] (allocated when undefined) and returns
+  // the loss, the mean over the global batch of -log(max(p_target, 1e-30)). `step` keys the
+  // sampler's draw.
+  double forward_backward(const Tensor& embeddings, Tensor& embeddings_grad, std::int64_t step);
+  // set_labels, then forward_backward.
   double forward_backward(const Tensor& embeddings, const Tensor& labels,
                           Tensor& embeddings_grad, std::int64_t step);
 
@@ -83,9 +100,10 @@ class PartialFc {
   };
 
   void check_batch_sizes(std::int64_t batch);
-  std::vector<std::int64_t> gather_labels(const Tensor& labels);
   void check_labels(const std::vector<std::int64_t>& global_labels, std::int64_t batch) const;
   Tensor to_backend(const std::vector<std::int64_t>& values, MemoryPurpose purpose);
+  // An f16 copy of x, the GEMM operand of the fp16 classifier.
+  Tensor to_half(const Tensor& x);
   // The margin softmax and its backward for embeddings [rows, emb] against centres
   // [classes, emb]; class_sharded: the classes of a row are spread over the ranks, so the
   // row max, row sum and target probability are all-reduced.
@@ -104,6 +122,10 @@ class PartialFc {
   Tensor weight_;
   Tensor momentum_;
   std::optional<std::vector<std::int64_t>> injected_;
+
+  // The global batch's labels from set_labels, consumed by the next forward_backward.
+  std::vector<std::int64_t> global_labels_;
+  bool labels_pending_ = false;
 
   // The last forward_backward's rows (pfc) and gradient, kept for step().
   std::vector<std::int64_t> sampled_;

@@ -16,7 +16,7 @@
 #include "io/checkpoint_reader.h"
 #include "io/checkpoint_writer.h"
 #include "io/metrics_writer.h"
-#include "model/flat_gradients.h"
+#include "model/flat_parameters.h"
 #include "model/iresnet.h"
 #include "pfc/partial_fc.h"
 #include "train/grad_clip.h"
@@ -46,16 +46,13 @@ class TrainingRun {
         head_(backend, comm, head_options(cfg)),
         schedule_(cfg, comm.world_size()),
         scaler_(cfg.fp16, cfg.batch_size),
-        data_(make_data_source(cfg, comm.rank(), comm.world_size())),
+        data_(make_data_source(cfg, comm.rank(), comm.world_size(),
+                               backend.staging_allocator())),
         images_(backend.empty({cfg.batch_size, cfg.image_size, cfg.image_size, 3}, DType::f32,
                               MemoryPurpose::data)) {
     model_.initialize(static_cast<std::uint64_t>(cfg.seed));
-    for (Parameter* p : model_.parameters())
-      if (p->trainable) {
-        p->momentum = backend.zeros(p->value.shape(), DType::f32, MemoryPurpose::optimizer);
-        trainable_.push_back(p);
-      }
-    grad_ = flatten_gradients(backend, trainable_);
+    // The frozen features.weight stays outside and is never updated.
+    flat_ = flatten_parameters(backend, model_.parameters());
   }
 
   std::int64_t step() const { return step_; }
@@ -69,8 +66,12 @@ class TrainingRun {
     Batch batch;
     data_->next(batch);
     backend_.copy(batch.images, images_);
+    // The labels' all-gather waits for the device, so it goes before the forward is queued;
+    // the class sampler inside forward_backward then runs on the host while the device
+    // computes the embeddings.
+    head_.set_labels(batch.labels);
     const Tensor embeddings = model_.forward(images_);
-    const double loss = head_.forward_backward(embeddings, batch.labels, embeddings_grad_, step_);
+    const double loss = head_.forward_backward(embeddings, embeddings_grad_, step_);
     if (scaler_.enabled()) backend_.scale(embeddings_grad_, scaler_.scale());
     model_.backward(embeddings_grad_);
 
@@ -78,18 +79,19 @@ class TrainingRun {
     // DistributedDataParallel does, and unscaled in the same pass. The ranks agree on the
     // overflow decision explicitly: an all-reduce need not round alike on every rank, and ranks
     // that disagreed about skipping a step would drift apart.
-    comm_.all_reduce(grad_, ReduceOp::sum);
-    backend_.scale(grad_, 1.0 / (comm_.world_size() * scaler_.scale()));
-    const bool finite =
-        comm_.all_reduce_scalar(backend_.all_finite(grad_) ? 0.0 : 1.0, ReduceOp::max) == 0.0;
+    comm_.all_reduce(flat_.grad, ReduceOp::sum);
+    backend_.scale(flat_.grad, 1.0 / (comm_.world_size() * scaler_.scale()));
+    const double overflow = backend_.all_finite(flat_.grad) ? 0.0 : 1.0;
+    const bool finite = comm_.all_reduce_scalar(overflow, ReduceOp::max) == 0.0;
     const double lr = schedule_.lr(step_);
     if (scaler_.update(finite)) {
-      clip_grad_norm(backend_, std::span<Tensor>(&grad_, 1), cfg_.clip_grad_norm);
-      for (Parameter* p : trainable_)
-        backend_.sgd_update(p->value, p->grad, p->momentum, lr, cfg_.momentum, cfg_.weight_decay);
-      model_.refresh_working_copies();
+      clip_grad_norm(backend_, std::span<Tensor>(&flat_.grad, 1), cfg_.clip_grad_norm);
+      backend_.sgd_update(flat_.value, flat_.grad, flat_.momentum, lr, cfg_.momentum,
+                          flat_.decay ? cfg_.weight_decay : 0.0);
+      flat_.refresh_working_copies(backend_);
     }
-    // The classifier is fp32 and unscaled: it steps every time, as in the seed.
+    // The classifier's gradient is not loss-scaled (its f16 GEMMs carry their own scale): it
+    // steps every time, as in the seed.
     head_.step(lr, cfg_.momentum, cfg_.weight_decay);
     last_lr_ = lr;
     ++step_;
@@ -183,6 +185,8 @@ class TrainingRun {
     o.margin = MarginParams{cfg.margin_list[0], cfg.margin_list[1], cfg.margin_list[2], cfg.scale_s};
     o.method = parse_pfc_method(cfg.method);
     o.seed = static_cast<std::uint64_t>(cfg.seed);
+    // On both backends, so that a CPU run computes the classifier as the GPU does.
+    o.gemm_operands = cfg.fp16 ? DType::f16 : DType::f32;
     return o;
   }
 
@@ -200,8 +204,7 @@ class TrainingRun {
   std::unique_ptr<DataSource> data_;
   Tensor images_;
   Tensor embeddings_grad_;
-  std::vector<Parameter*> trainable_;
-  Tensor grad_;  // every trainable parameter's grad is a view into it
+  FlatParameters flat_;  // the backbone's trainable parameters are views into it
   std::int64_t step_ = 0;
   double last_lr_ = 0;
 };

@@ -109,10 +109,10 @@ TEST_F(DeviceArenaTest, TensorsReturnTheirBytes) {
     Tensor t = backend.empty({1000, 3}, DType::f16, MemoryPurpose::gradients);
     EXPECT_EQ(backend.arena().ledger().snapshot().total_in_use, base + 6144);
     Tensor pinned =
-        Tensor::empty({4096}, DType::f32, backend.pinned_host_allocator(), MemoryPurpose::data);
+        Tensor::empty({4096}, DType::f32, backend.staging_allocator(), MemoryPurpose::data);
     EXPECT_EQ(pinned.device(), DeviceKind::cpu);
     EXPECT_EQ(
-        backend.pinned_host_allocator().ledger().snapshot().in_use[index_of(MemoryPurpose::data)],
+        backend.staging_allocator().ledger().snapshot().in_use[index_of(MemoryPurpose::data)],
         4096 * 4);
   }
   EXPECT_EQ(backend.arena().ledger().snapshot().total_in_use, base);

@@ -13,6 +13,7 @@
 #include "backend/backend.h"
 #include "comm/mpi_comm.h"
 #include "core/counter_rng.h"
+#include "core/half.h"
 #include "pfc/class_centre_init.h"
 #include "pfc/partial_fc.h"
 #include "pfc/shard_gather.h"
@@ -65,10 +66,21 @@ double target_logit(double c, const MarginParams& m) {
   return std::cos(m.m1 * std::acos(c) + m.m2) - m.m3;
 }
 
-// used[c]: class c takes part (all of them, or the sampled ones).
+// The value an f16 GEMM operand holds: x rounded to f32 (as PartialFc computes it), then
+// to f16.
+double as_half(double x) { return Half(static_cast<float>(x)).to_float(); }
+
+// used[c]: class c takes part (all of them, or the sampled ones). half_operands: the three
+// GEMMs read f16 roundings of the normalised embeddings and centres and of d loss / d cos
+// (scaled by f16_cos_grad_scale), as PartialFc's fp16 classifier does.
 Reference reference(const Problem& p, const std::vector<float>& weight, const MarginParams& m,
-                    const std::vector<bool>& used) {
+                    const std::vector<bool>& used, bool half_operands = false) {
   const std::int64_t B = p.global_batch(), C = p.classes, E = p.emb;
+  const double grad_scale = f16_cos_grad_scale(m.scale, B);
+  auto operand = [half_operands](double x) { return half_operands ? as_half(x) : x; };
+  auto grad_operand = [&](double g) {
+    return half_operands ? as_half(g * grad_scale) / grad_scale : g;
+  };
   auto normalise = [E](const float* x, std::vector<double>& out) {
     double sq = 0.0;
     for (std::int64_t j = 0; j < E; ++j) sq += static_cast<double>(x[j]) * x[j];
@@ -81,6 +93,9 @@ Reference reference(const Problem& p, const std::vector<float>& weight, const Ma
   std::vector<double> e_norm(B), w_norm(C);
   for (std::int64_t i = 0; i < B; ++i) e_norm[i] = normalise(&p.embeddings[i * E], en[i]);
   for (std::int64_t c = 0; c < C; ++c) w_norm[c] = normalise(&weight[c * E], wn[c]);
+  std::vector<std::vector<double>> en_op(en), wn_op(wn);
+  for (auto& row : en_op) std::transform(row.begin(), row.end(), row.begin(), operand);
+  for (auto& row : wn_op) std::transform(row.begin(), row.end(), row.begin(), operand);
 
   Reference r;
   r.embeddings_grad.assign(B * E, 0.0);
@@ -92,7 +107,7 @@ Reference reference(const Problem& p, const std::vector<float>& weight, const Ma
     for (std::int64_t c = 0; c < C; ++c) {
       if (!used[c]) continue;
       double cos = 0.0;
-      for (std::int64_t j = 0; j < E; ++j) cos += en[i][j] * wn[c][j];
+      for (std::int64_t j = 0; j < E; ++j) cos += en_op[i][j] * wn_op[c][j];
       cos = std::clamp(cos, -1.0, 1.0);
       logit[c] = m.scale * (c == p.labels[i] ? target_logit(cos, m) : cos);
       best = std::max(best, logit[c]);
@@ -106,10 +121,10 @@ Reference reference(const Problem& p, const std::vector<float>& weight, const Ma
       const double prob = std::exp(logit[c] - best) / sum;
       if (c == p.labels[i]) r.loss -= std::log(std::max(prob, 1e-30)) / B;
       // The margin is straight-through: d loss / d cos = s (p - onehot) / B.
-      const double g = m.scale * (prob - (c == p.labels[i] ? 1.0 : 0.0)) / B;
+      const double g = grad_operand(m.scale * (prob - (c == p.labels[i] ? 1.0 : 0.0)) / B);
       for (std::int64_t j = 0; j < E; ++j) {
-        d_en[j] += g * wn[c][j];
-        d_wn[c * E + j] += g * en[i][j];
+        d_en[j] += g * wn_op[c][j];
+        d_wn[c * E + j] += g * en_op[i][j];
       }
     }
     double dot = 0.0;
@@ -149,7 +164,8 @@ class PartialFcTest : public ::testing::Test {
   int world = world_comm.world_size();
 
   PartialFcOptions options(const Problem& p, PfcMethod method, double sample_rate,
-                           MarginParams margin = kArcFace) const {
+                           MarginParams margin = kArcFace,
+                           DType gemm_operands = DType::f32) const {
     PartialFcOptions o;
     o.num_classes = p.classes;
     o.embedding_size = p.emb;
@@ -157,6 +173,7 @@ class PartialFcTest : public ::testing::Test {
     o.margin = margin;
     o.method = method;
     o.seed = 77;
+    o.gemm_operands = gemm_operands;
     return o;
   }
 
@@ -207,6 +224,7 @@ struct ReferenceCase {
   double sample_rate;
   MarginParams margin;
   LabelRule labels;
+  DType gemm_operands = DType::f32;
 };
 
 class PartialFcReferenceTest : public PartialFcTest,
@@ -216,10 +234,12 @@ TEST_P(PartialFcReferenceTest, MatchesTheDoublePrecisionReference) {
   const ReferenceCase& c = GetParam();
   // 37 classes: not divisible by 2, 3 or 4.
   const Problem p = make_problem(37, 3, 8, world, c.labels, 5);
-  PartialFc fc(*backend, world_comm, options(p, c.method, c.sample_rate, c.margin));
+  PartialFc fc(*backend, world_comm,
+               options(p, c.method, c.sample_rate, c.margin, c.gemm_operands));
   const std::vector<float> weight = host_values(fc.gather_global_weight());
   const Outcome got = run_distributed(fc, p);
-  const Reference want = reference(p, weight, c.margin, used_classes(fc, world_comm));
+  const Reference want = reference(p, weight, c.margin, used_classes(fc, world_comm),
+                                   c.gemm_operands == DType::f16);
 
   EXPECT_NEAR(got.loss, want.loss, 2e-5 * std::abs(want.loss)) << c.name;
   EXPECT_LT(relative_error(got.embeddings_grad.data(),
@@ -247,7 +267,13 @@ INSTANTIATE_TEST_SUITE_P(
         ReferenceCase{"mp_one_rank_labels", PfcMethod::mp, 1.0, kArcFace,
                       LabelRule::last_rank_only},
         ReferenceCase{"pfc03_one_rank_labels", PfcMethod::pfc, 0.3, kArcFace,
-                      LabelRule::last_rank_only}),
+                      LabelRule::last_rank_only},
+        ReferenceCase{"mp_arcface_f16", PfcMethod::mp, 1.0, kArcFace, LabelRule::spread,
+                      DType::f16},
+        ReferenceCase{"dp_cosface_f16", PfcMethod::dp, 1.0, kCosFace, LabelRule::spread,
+                      DType::f16},
+        ReferenceCase{"pfc03_combined_f16", PfcMethod::pfc, 0.3, kCombined, LabelRule::spread,
+                      DType::f16}),
     [](const auto& info) { return info.param.name; });
 
 // Three classes on up to four ranks: a rank may hold no class at all, and at sample rate 0.5
@@ -476,6 +502,29 @@ TEST_F(PartialFcTest, RejectsUnequalBatchSizesOnEveryRank) {
   PartialFc fc(*backend, world_comm, options(p, PfcMethod::mp, 1.0));
   EXPECT_THROW(run(fc, p, rank * p.batch, rank == 0 ? 2 : 3), Error);
   world_comm.barrier();
+}
+
+// The trainer's split: labels set (and gathered) before the embeddings exist, used once.
+TEST_F(PartialFcTest, EachForwardBackwardUsesTheLabelsSetForItsBatch) {
+  const Problem p = make_problem(37, 3, 8, world, LabelRule::spread, 3);
+  PartialFc fc(*backend, world_comm, options(p, PfcMethod::pfc, 0.5));
+  Tensor labels = Tensor::host({p.batch}, DType::i64);
+  std::copy_n(p.labels.begin() + rank * p.batch, p.batch, labels.data<std::int64_t>());
+  Tensor emb = backend->empty({p.batch, p.emb}, DType::f32, MemoryPurpose::data);
+  std::copy_n(p.embeddings.begin() + rank * p.batch * p.emb, p.batch * p.emb,
+              emb.data<float>());
+  Tensor grad;
+  EXPECT_THROW(fc.forward_backward(emb, grad, 0), Error) << "no labels set";
+
+  fc.set_labels(labels);
+  const double split = fc.forward_backward(emb, grad, 0);
+  EXPECT_THROW(fc.forward_backward(emb, grad, 0), Error) << "labels are used once";
+  EXPECT_EQ(split, fc.forward_backward(emb, labels, grad, 0));
+
+  fc.set_labels(labels);
+  const Tensor fewer = emb.rows(0, p.batch - 1);
+  Tensor fewer_grad;
+  EXPECT_THROW(fc.forward_backward(fewer, fewer_grad, 0), Error) << "batch differs";
 }
 
 TEST_F(PartialFcTest, InjectionNeedsPfc) {

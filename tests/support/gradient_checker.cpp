@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/counter_rng.h"
+#include "core/half.h"
 
 namespace pfc::test {
 namespace {
@@ -59,6 +60,7 @@ double weighted_sum(const std::vector<Tensor>& outputs, const std::vector<Tensor
 
 double element(const Tensor& t, std::int64_t i) {
   if (t.dtype() == DType::f64) return t.data<double>()[i];
+  if (t.dtype() == DType::f16) return t.data<Half>()[i].to_float();
   return t.data<float>()[i];
 }
 

@@ -13,6 +13,21 @@ namespace {
 using test::element;
 using test::random_uniform;
 
+// alpha * op(a) * op(b) + beta * c as an f64 triple loop, for [m, n] results.
+Tensor triple_loop(bool ta, bool tb, double alpha, const Tensor& a, const Tensor& b, double beta,
+                   const Tensor& c) {
+  const std::int64_t m = c.dim(0), n = c.dim(1), k = ta ? a.dim(0) : a.dim(1);
+  Tensor want = Tensor::host({m, n}, DType::f64);
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double sum = 0.0;
+      for (std::int64_t p = 0; p < k; ++p)
+        sum += element(a, ta ? p * m + i : i * k + p) * element(b, tb ? j * k + p : p * n + j);
+      want.data<double>()[i * n + j] = alpha * sum + beta * element(c, i * n + j);
+    }
+  return want;
+}
+
 TEST(CpuGemm, EveryTransposeMatchesTripleLoop) {
   CpuBackend backend;
   const std::int64_t m = 7, n = 5, k = 9;
@@ -23,21 +38,41 @@ TEST(CpuGemm, EveryTransposeMatchesTripleLoop) {
         const Tensor a = random_uniform(ta ? Shape{k, m} : Shape{m, k}, t, 1);
         const Tensor b = random_uniform(tb ? Shape{n, k} : Shape{k, n}, t, 2);
         Tensor c = random_uniform({m, n}, t, 3);
-        Tensor want = Tensor::host({m, n}, DType::f64);
-        for (std::int64_t i = 0; i < m; ++i)
-          for (std::int64_t j = 0; j < n; ++j) {
-            double sum = 0.0;
-            for (std::int64_t p = 0; p < k; ++p)
-              sum +=
-                  element(a, ta ? p * m + i : i * k + p) * element(b, tb ? j * k + p : p * n + j);
-            want.data<double>()[i * n + j] = alpha * sum + beta * element(c, i * n + j);
-          }
+        const Tensor want = triple_loop(ta, tb, alpha, a, b, beta, c);
         backend.gemm(ta, tb, alpha, a, b, beta, c);
         test::expect_tensors_near(c, want, 1e-5, 1e-5,
                                   fmt::format("{} ta={} tb={}", dtype_name(t), ta, tb));
       }
     }
   }
+}
+
+// f16 operands with an f32 result: each product is exact and only the f32 sum rounds, so
+// the result equals an f64 triple loop over the f16 values to f32 accuracy.
+TEST(CpuGemm, HalfOperandsAccumulateInF32) {
+  CpuBackend backend;
+  const std::int64_t m = 6, n = 4, k = 300;
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      Tensor a = Tensor::host(ta ? Shape{k, m} : Shape{m, k}, DType::f16);
+      Tensor b = Tensor::host(tb ? Shape{n, k} : Shape{k, n}, DType::f16);
+      backend.cast(random_uniform(a.shape(), DType::f32, 4), a);
+      backend.cast(random_uniform(b.shape(), DType::f32, 5), b);
+      Tensor c = Tensor::host({m, n}, DType::f32);
+      backend.fill(c, 2.0);
+      const Tensor want = triple_loop(ta, tb, 0.25, a, b, 0.5, c);
+      backend.gemm(ta, tb, 0.25, a, b, 0.5, c);
+      test::expect_tensors_near(c, want, 1e-5, 1e-5, fmt::format("f16 ta={} tb={}", ta, tb));
+    }
+  }
+}
+
+TEST(CpuGemm, HalfOperandsNeedAnF32Result) {
+  CpuBackend backend;
+  const Tensor a = Tensor::host({2, 3}, DType::f16);
+  const Tensor b = Tensor::host({3, 2}, DType::f16);
+  Tensor c = Tensor::host({2, 2}, DType::f16);
+  EXPECT_THROW(backend.gemm(false, false, 1.0, a, b, 0.0, c), Error);
 }
 
 TEST(CpuGemm, EmptyInnerDimensionScalesC) {

@@ -67,6 +67,9 @@ class CpuBackend final : public Backend {
                        double momentum, double weight_decay) override;
 
  private:
+  void gemm_half_inputs(bool transpose_a, bool transpose_b, double alpha, const Tensor& a,
+                        const Tensor& b, double beta, Tensor& c);
+
   HostAllocator allocator_;
 };
 

@@ -15,6 +15,10 @@ void CpuBackend::gemm(bool transpose_a, bool transpose_b, double alpha, const Te
   cpu::check_rank(a, 2, op, "a");
   cpu::check_rank(b, 2, op, "b");
   check_dtype(b, a.dtype(), op, "b");
+  if (a.dtype() == DType::f16) {
+    gemm_half_inputs(transpose_a, transpose_b, alpha, a, b, beta, c);
+    return;
+  }
   check_dtype(c, a.dtype(), op, "c");
   const std::int64_t m = transpose_a ? a.dim(1) : a.dim(0);
   const std::int64_t k = transpose_a ? a.dim(0) : a.dim(1);
@@ -39,6 +43,19 @@ void CpuBackend::gemm(bool transpose_a, bool transpose_b, double alpha, const Te
     cpu::blas_gemm(transpose_a, transpose_b, m, n, k, static_cast<T>(alpha), a.data<T>(), a.dim(1),
                    b.data<T>(), b.dim(1), static_cast<T>(beta), pc, n);
   });
+}
+
+void CpuBackend::gemm_half_inputs(bool transpose_a, bool transpose_b, double alpha,
+                                  const Tensor& a, const Tensor& b, double beta, Tensor& c) {
+  check_dtype(c, DType::f32, "gemm", "c (with f16 a and b)");
+  // f16 -> f32 is exact and so is the product of two f16 values in f32, so an f32 GEMM of
+  // the widened operands is the same arithmetic as a tensor core's f16 x f16 + f32.
+  auto widen = [this](const Tensor& half) {
+    Tensor wide = Tensor::host(half.shape(), DType::f32, half.purpose());
+    cast(half, wide);
+    return wide;
+  };
+  gemm(transpose_a, transpose_b, alpha, widen(a), widen(b), beta, c);
 }
 
 void CpuBackend::add_row_vector(Tensor& x, const Tensor& bias) {

@@ -112,7 +112,7 @@ std::string CudaBackend::name() const {
 
 Allocator& CudaBackend::allocator() { return *r_->arena; }
 DeviceArena& CudaBackend::arena() { return *r_->arena; }
-Allocator& CudaBackend::pinned_host_allocator() { return r_->pinned; }
+Allocator& CudaBackend::staging_allocator() { return r_->pinned; }
 int CudaBackend::device_ordinal() const { return r_->ordinal; }
 cudaStream_t CudaBackend::stream() const { return r_->stream; }
 
@@ -151,6 +151,8 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
     return;
   }
   PFC_CHECK_CUDA(cudaMemcpyAsync(dst.raw(), src.raw(), bytes, cudaMemcpyDefault, r_->stream));
+  // Only a pageable destination makes the call itself wait; a pinned one would be read early.
+  if (dst.device() == DeviceKind::cpu) wait_and_check();
 }
 
 void CudaBackend::fill(Tensor& x, double value) {

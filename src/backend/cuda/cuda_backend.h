@@ -5,7 +5,7 @@
 // One backend drives one GPU from one process: the constructor makes `device_ordinal` the
 // current device, and all work is queued on the backend's single stream (stream()), in
 // order. Device memory comes from the backend's DeviceArena; pinned host memory for batch
-// buffers from pinned_host_allocator(). Host values (sum_of_squares, all_finite) and
+// buffers from staging_allocator(). Host values (sum_of_squares, all_finite) and
 // synchronize() wait for the stream; synchronize() also reports index and label errors
 // that kernels found since the last wait.
 #pragma once
@@ -41,7 +41,7 @@ class CudaBackend final : public Backend {
   int device_ordinal() const;
   cudaStream_t stream() const;
   DeviceArena& arena();
-  Allocator& pinned_host_allocator();
+  Allocator& staging_allocator() override;
 
   void copy(const Tensor& src, Tensor& dst) override;
   void fill(Tensor& x, double value) override;

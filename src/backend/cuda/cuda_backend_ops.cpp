@@ -22,6 +22,12 @@ void require_f32_vector(const Tensor& t, std::int64_t n, const char* op, const c
   check_shape(t, {n}, op, operand);
 }
 
+// The margin-softmax kernels give each row its own grid row (gridDim.y <= 65535).
+void require_launchable_rows(std::int64_t rows, const char* op) {
+  PFC_CHECK(rows <= 65535, "{}: {} rows (the global batch) exceed the 65535 one launch covers",
+            op, rows);
+}
+
 void require_index(const Tensor& index, std::int64_t n, const char* op) {
   require_device(index, op, "index");
   check_dtype(index, DType::i64, op, "index");
@@ -327,6 +333,7 @@ void CudaBackend::margin_logits(Tensor& cos, const Tensor& local_label, const Ma
   require_float(cos, op, "cos");
   PFC_CHECK(cos.rank() == 2, "{}: cos {} must be [batch, classes]", op, cos.describe());
   const std::int64_t batch = cos.dim(0), classes = cos.dim(1);
+  require_launchable_rows(batch, op);
   require_index(local_label, batch, op);
   require_f32_vector(row_max, batch, op, "row_max");
   Tensor work = scratch(cuda::margin_softmax_scratch_bytes(batch, classes));
@@ -341,6 +348,7 @@ void CudaBackend::exp_and_row_sum(Tensor& logits, const Tensor& global_max, Tens
   require_float(logits, op, "logits");
   PFC_CHECK(logits.rank() == 2, "{}: logits {} must be [batch, classes]", op, logits.describe());
   const std::int64_t batch = logits.dim(0), classes = logits.dim(1);
+  require_launchable_rows(batch, op);
   require_f32_vector(global_max, batch, op, "global_max");
   require_f32_vector(row_sum, batch, op, "row_sum");
   Tensor work = scratch(cuda::margin_softmax_scratch_bytes(batch, classes));
@@ -358,6 +366,7 @@ void CudaBackend::softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
             exp_logits.describe());
   PFC_CHECK(global_batch > 0, "{}: global_batch is {}, must be positive", op, global_batch);
   const std::int64_t batch = exp_logits.dim(0), classes = exp_logits.dim(1);
+  require_launchable_rows(batch, op);
   require_f32_vector(global_sum, batch, op, "global_sum");
   require_index(local_label, batch, op);
   require_f32_vector(target_prob, batch, op, "target_prob");

@@ -1,6 +1,7 @@
 #include "backend/cuda/cudnn_convolution.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
@@ -61,16 +62,28 @@ bool transforms_operands(cudnnConvolutionBwdFilterAlgo_t a) {
          a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
 }
 
-// The first (fastest) usable result of a cudnnFind* / cudnnGet*_v7 list.
+// The first (fastest) usable result of a cudnnFind* / cudnnGet*_v7 list. Should an f32 shape
+// have no deterministic, non-transforming algorithm, the fastest FMA one is taken with a
+// warning: a run whose parity with the CPU holds to that algorithm's rounding beats no run.
 template <class Perf>
-const Perf* pick(const Perf* results, int count, DType dtype, std::size_t workspace_limit) {
+const Perf* pick(const Perf* results, int count, DType dtype, std::size_t workspace_limit,
+                 const std::string& plan_name) {
+  auto usable = [&](const Perf& r) {
+    return r.status == CUDNN_STATUS_SUCCESS && r.memory <= workspace_limit &&
+           math_allowed(dtype, r.mathType);
+  };
   for (int i = 0; i < count; ++i) {
     const Perf& r = results[i];
     const bool exact_enough = dtype == DType::f16 || (!transforms_operands(r.algo) &&
                                                       r.determinism == CUDNN_DETERMINISTIC);
-    if (r.status == CUDNN_STATUS_SUCCESS && r.memory <= workspace_limit &&
-        math_allowed(dtype, r.mathType) && exact_enough)
-      return &r;
+    if (usable(r) && exact_enough) return &r;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (!usable(results[i])) continue;
+    spdlog::warn("{}: no deterministic non-FFT/Winograd cuDNN algorithm; using algorithm {} "
+                 "(f32 parity for this convolution is only to its rounding)",
+                 plan_name, static_cast<int>(results[i].algo));
+    return &results[i];
   }
   return nullptr;
 }
@@ -168,13 +181,13 @@ void CudnnConvolution::forward(const Conv2dGeometry& g, DType dtype, const void*
       PFC_CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
           handle_, p.x, x, p.w, w, p.conv_fwd, p.y, y, static_cast<int>(results.size()), &count,
           results.data(), scratch.raw(), limit));
-      best = pick(results.data(), count, dtype, limit);
+      best = pick(results.data(), count, dtype, limit, p.name);
     }
     if (!best) {
       PFC_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(handle_, p.x, p.w, p.conv_fwd, p.y,
                                                              static_cast<int>(results.size()),
                                                              &count, results.data()));
-      best = pick(results.data(), count, dtype, limit);
+      best = pick(results.data(), count, dtype, limit, p.name);
     }
     PFC_CHECK(best != nullptr, "{}: cuDNN offers no forward algorithm within {} bytes of workspace",
               p.name, limit);
@@ -200,13 +213,13 @@ void CudnnConvolution::backward_data(const Conv2dGeometry& g, DType dtype, const
       PFC_CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(
           handle_, p.w, w, p.y, dy, p.conv_bwd_data, p.x, dx, static_cast<int>(results.size()),
           &count, results.data(), scratch.raw(), limit));
-      best = pick(results.data(), count, dtype, limit);
+      best = pick(results.data(), count, dtype, limit, p.name);
     }
     if (!best) {
       PFC_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(
           handle_, p.w, p.y, p.conv_bwd_data, p.x, static_cast<int>(results.size()), &count,
           results.data()));
-      best = pick(results.data(), count, dtype, limit);
+      best = pick(results.data(), count, dtype, limit, p.name);
     }
     PFC_CHECK(best != nullptr,
               "{}: cuDNN offers no backward-data algorithm within {} bytes of workspace", p.name,
@@ -235,13 +248,13 @@ void CudnnConvolution::backward_filter(const Conv2dGeometry& g, DType dtype, con
       PFC_CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
           handle_, p.x, x, p.y, dy, p.conv_bwd_filter, p.w, dw, static_cast<int>(results.size()),
           &count, results.data(), scratch.raw(), limit));
-      best = pick(results.data(), count, dtype, limit);
+      best = pick(results.data(), count, dtype, limit, p.name);
     }
     if (!best) {
       PFC_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
           handle_, p.x, p.y, p.conv_bwd_filter, p.w, static_cast<int>(results.size()), &count,
           results.data()));
-      best = pick(results.data(), count, dtype, limit);
+      best = pick(results.data(), count, dtype, limit, p.name);
     }
     PFC_CHECK(best != nullptr,
               "{}: cuDNN offers no backward-filter algorithm within {} bytes of workspace", p.name,

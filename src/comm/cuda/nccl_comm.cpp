@@ -80,10 +80,20 @@ class NcclComm final : public Comm {
     const NodePlacement placement = node_placement(mpi_);
     local_rank_ = placement.local_rank;
     const int wanted = device_for(placement);
-    PFC_CHECK(backend_.device_ordinal() == wanted,
+    // Agreed before the first broadcast: a rank that stopped alone would leave the others
+    // waiting in MPI_Bcast or ncclCommInitRank for good.
+    const bool right_device = backend_.device_ordinal() == wanted;
+    int all_right = right_device ? 1 : 0;
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &all_right, 1, MPI_INT, MPI_MIN, mpi_),
+              "Allreduce(device check)", rank_);
+    PFC_CHECK(right_device,
               "NCCL communicator on rank {}: the backend drives GPU {}, but this rank is local "
               "rank {} of its node and must drive GPU {} (see nccl_device_ordinal)",
               rank_, backend_.device_ordinal(), placement.local_rank, wanted);
+    PFC_CHECK(all_right != 0,
+              "NCCL communicator on rank {}: another rank drives the wrong GPU (its own message "
+              "names it); all ranks stop",
+              rank_);
 
     ncclUniqueId id{};
     if (rank_ == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");

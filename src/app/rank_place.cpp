@@ -1,0 +1,26 @@
+#include "app/rank_place.h"
+
+#include <mpi.h>
+
+#include "comm/mpi_comm.h"
+#ifdef PFC_HAVE_CUDA
+#include "comm/cuda/nccl_comm.h"
+#endif
+
+namespace pfc {
+
+RankPlace make_rank_place(BackendKind kind) {
+  RankPlace place;
+#ifdef PFC_HAVE_CUDA
+  if (kind == BackendKind::cuda) {
+    place.backend = make_backend(kind, nccl_device_ordinal(MPI_COMM_WORLD));
+    place.comm = make_nccl_comm(*place.backend, MPI_COMM_WORLD);
+    return place;
+  }
+#endif
+  place.comm = make_mpi_comm();
+  place.backend = make_backend(kind, place.comm->local_rank());
+  return place;
+}
+
+}  // namespace pfc

@@ -1,0 +1,38 @@
+// One contiguous buffer each for the values, gradients, momenta and working copies of the
+// trainable parameters, each parameter's tensors becoming views into them. A training step
+// then all-reduces, unscales, checks, clips and updates the backbone once, and refreshes its
+// working copies with one cast, instead of once per tensor (r50 has 161 trainable tensors,
+// each costing a kernel launch or a collective), as DistributedDataParallel's buckets and
+// PyTorch's multi-tensor optimisers do.
+#pragma once
+
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/parameter.h"
+
+namespace pfc {
+
+struct FlatParameters {
+  Tensor value;     // f32 masters
+  Tensor grad;      // f32, same layout as value
+  Tensor momentum;  // f32, same layout as value
+  // The parameters that have a working copy come first, so their masters form one run of
+  // value; `working` holds their copies in the same layout. Both undefined when none has one.
+  Tensor working_values;
+  Tensor working;
+  bool decay = true;  // whether weight decay applies; every flattened parameter agrees
+
+  // Working copies := masters, in one cast.
+  void refresh_working_copies(Backend& backend);
+};
+
+// Moves the trainable ones among `parameters` into flat buffers with their current contents
+// (an undefined momentum becomes zeros) and re-points their value, grad, momentum and working
+// tensors at views, whose shapes are unchanged; the previous tensors are released. Frozen
+// parameters keep their own tensors. Anything that writes into the views (an optimiser step,
+// a checkpoint restore) writes into the flat buffers; a Parameter whose tensors are replaced
+// instead would leave them.
+FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*>& parameters);
+
+}  // namespace pfc

@@ -1,0 +1,62 @@
+// The whole classifier head on the GPU against the same head on the CPU backend: one rank
+// (an EmulatedComm of one), the three methods, f32 and f16 GEMM operands. Same draw of
+// centres and sampled classes on both, so loss, embedding gradient and the updated centres
+// must agree to the GEMMs' summation order (and, in f16, the rare operand that rounds the
+// other way after an f32 normalisation one ulp apart).
+#include <string>
+#include <vector>
+
+#include "comm/emulated_comm.h"
+#include "gpu_test_support.h"
+#include "pfc/partial_fc.h"
+
+namespace pfc::test {
+namespace {
+
+class GpuPartialFcHead : public ::testing::TestWithParam<DType> {};
+
+INSTANTIATE_TEST_SUITE_P(GemmOperands, GpuPartialFcHead,
+                         ::testing::Values(DType::f32, DType::f16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST_P(GpuPartialFcHead, MatchesTheCpuHead) {
+  PFC_REQUIRE_GPU();
+  const std::int64_t batch = 24, emb = 64, classes = 3001;
+  const double tol = GetParam() == DType::f16 ? 1e-3 : 1e-4;
+  const Tensor embeddings = random_host({batch, emb}, -1.0, 1.0, 41);
+  std::vector<std::int64_t> label_values;
+  for (std::int64_t i = 0; i < batch; ++i) label_values.push_back((i * 977) % classes);
+  const Tensor labels = host_index(label_values);
+
+  for (const PfcMethod method : {PfcMethod::dp, PfcMethod::mp, PfcMethod::pfc}) {
+    const std::string what(pfc_method_name(method));
+    PartialFcOptions o;
+    o.num_classes = classes;
+    o.embedding_size = emb;
+    o.sample_rate = 0.2;
+    o.margin = MarginParams{1.0, 0.5, 0.0, 64.0};
+    o.method = method;
+    o.seed = 5;
+    o.gemm_operands = GetParam();
+    Backend& gpu = gpu_backend();
+    CpuBackend& cpu = cpu_backend();
+    EmulatedComm gpu_comm(1, 0, 100.0, 1.0, gpu), cpu_comm(1, 0, 100.0, 1.0, cpu);
+    PartialFc on_gpu(gpu, gpu_comm, o), on_cpu(cpu, cpu_comm, o);
+
+    Tensor gpu_grad, cpu_grad;
+    const Tensor device_embeddings = to_device(embeddings, DType::f32);
+    const double gpu_loss = on_gpu.forward_backward(device_embeddings, labels, gpu_grad, 3);
+    const double cpu_loss = on_cpu.forward_backward(embeddings, labels, cpu_grad, 3);
+    EXPECT_NEAR(gpu_loss, cpu_loss, tol * cpu_loss) << what;
+    EXPECT_EQ(on_gpu.sampled_index(), on_cpu.sampled_index()) << what;
+    expect_close(to_host_f32(gpu_grad), cpu_grad, tol, what + " embeddings_grad");
+
+    on_gpu.step(0.1, 0.9, 5e-4);
+    on_cpu.step(0.1, 0.9, 5e-4);
+    expect_close(to_host_f32(on_gpu.weight()), on_cpu.weight(), kTolF32, what + " centres");
+    expect_close(to_host_f32(on_gpu.momentum()), on_cpu.momentum(), tol, what + " momentum");
+  }
+}
+
+}  // namespace
+}  // namespace pfc::test

@@ -1,0 +1,241 @@
+// flatten_parameters on a small IResNet: every trainable parameter's value, grad, momentum and
+// working copy become views of the flat buffers with their contents and shapes kept, the
+// parameters with working copies first; the frozen features.weight stays out; a backward pass
+// through the views, one flat SGD update and one flat refresh give bit for bit what the
+// per-tensor forms give.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "backend/backend.h"
+#include "core/counter_rng.h"
+#include "model/flat_parameters.h"
+#include "model/iresnet.h"
+
+namespace pfc {
+namespace {
+
+constexpr double kLr = 0.1, kMomentum = 0.9, kDecay = 5e-4;
+
+// f64 activations: the CPU reference mode, whose conv and fc parameters have working copies.
+IResNetOptions tiny_options(DType activations) {
+  IResNetOptions o;
+  o.layers = {1, 1, 1, 1};
+  o.widths = {4, 8, 8, 8};
+  o.image_size = 16;
+  o.embedding_size = 8;
+  o.activations = activations;
+  return o;
+}
+
+Tensor images(std::int64_t n, std::int64_t size) {
+  Tensor t = Tensor::host({n, size, size, 3}, DType::f32);
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = golden_fill_value(fnv1a64("images"), static_cast<std::uint64_t>(i), 0, 1);
+  return t;
+}
+
+// The bytes of a host tensor, to compare bit for bit whatever its dtype.
+std::vector<unsigned char> bytes_of(const Tensor& t) {
+  const auto* b = static_cast<const unsigned char*>(t.raw());
+  return {b, b + t.bytes()};
+}
+
+// Whether t's data lies inside flat's.
+bool inside(const Tensor& t, const Tensor& flat) {
+  if (!t.defined() || !flat.defined()) return false;
+  const auto* begin = static_cast<const unsigned char*>(flat.raw());
+  const auto* p = static_cast<const unsigned char*>(t.raw());
+  return p >= begin && p + t.bytes() <= begin + flat.bytes();
+}
+
+std::ptrdiff_t offset_in(const Tensor& t, const Tensor& flat) {
+  return (static_cast<const unsigned char*>(t.raw()) -
+          static_cast<const unsigned char*>(flat.raw())) /
+         static_cast<std::ptrdiff_t>(dtype_size(t.dtype()));
+}
+
+// One forward and backward on fixed inputs, filling every parameter's grad.
+void backward_once(IResNet& model, Backend& be) {
+  const Tensor embeddings = model.forward(images(3, 16));
+  Tensor grad = be.empty(embeddings.shape(), embeddings.dtype(), MemoryPurpose::gradients);
+  for (std::int64_t i = 0; i < grad.numel(); ++i) {
+    const double v = golden_fill_value(fnv1a64("dE"), static_cast<std::uint64_t>(i), 0, 1);
+    if (grad.dtype() == DType::f64)
+      grad.data<double>()[i] = v;
+    else
+      grad.data<float>()[i] = static_cast<float>(v);
+  }
+  model.backward(grad);
+}
+
+struct Snapshot {
+  std::vector<std::vector<unsigned char>> value, grad, working;
+};
+
+Snapshot snapshot(const IResNet& model) {
+  Snapshot s;
+  for (const Parameter* p : model.parameters()) {
+    s.value.push_back(bytes_of(p->value));
+    s.grad.push_back(bytes_of(p->grad));
+    s.working.push_back(p->working.defined() ? bytes_of(p->working)
+                                             : std::vector<unsigned char>{});
+  }
+  return s;
+}
+
+const Parameter& features_weight(const IResNet& model) {
+  const Parameter* p = model.find_parameter("features.weight");
+  EXPECT_NE(p, nullptr);
+  EXPECT_FALSE(p->trainable);
+  return *p;
+}
+
+TEST(FlatParameters, ViewsKeepShapesAndContentsWithWorkingCopiesFirst) {
+  auto be = make_backend(BackendKind::cpu, 0);
+  IResNet model(*be, tiny_options(DType::f64));
+  model.initialize(5);
+  backward_once(model, *be);  // non-zero gradients, to see them carried over
+  const Snapshot before = snapshot(model);
+  std::vector<Shape> shapes;
+  for (const Parameter* p : model.parameters()) shapes.push_back(p->value.shape());
+
+  FlatParameters flat = flatten_parameters(*be, model.parameters());
+  ASSERT_TRUE(flat.working.defined());
+  EXPECT_EQ(flat.working.dtype(), DType::f64);
+  EXPECT_EQ(flat.working.numel(), flat.working_values.numel());
+  EXPECT_EQ(flat.working_values.raw(), flat.value.raw());
+  EXPECT_TRUE(flat.decay);
+
+  const Snapshot after = snapshot(model);
+  std::int64_t with_copies = 0;
+  for (std::size_t i = 0; i < model.parameters().size(); ++i) {
+    const Parameter& p = *model.parameters()[i];
+    EXPECT_EQ(before.value[i], after.value[i]) << p.name;
+    EXPECT_EQ(before.grad[i], after.grad[i]) << p.name;
+    EXPECT_EQ(before.working[i], after.working[i]) << p.name;
+    EXPECT_EQ(p.value.shape(), shapes[i]) << p.name;
+    if (!p.trainable) continue;
+    EXPECT_EQ(p.grad.shape(), shapes[i]) << p.name;
+    EXPECT_EQ(p.momentum.shape(), shapes[i]) << p.name;
+    ASSERT_TRUE(inside(p.value, flat.value)) << p.name;
+    const std::ptrdiff_t offset = offset_in(p.value, flat.value);
+    EXPECT_EQ(offset % 64, 0) << p.name;
+    EXPECT_EQ(offset_in(p.grad, flat.grad), offset) << p.name;
+    EXPECT_EQ(offset_in(p.momentum, flat.momentum), offset) << p.name;
+    if (p.working.defined()) {
+      ++with_copies;
+      EXPECT_TRUE(inside(p.value, flat.working_values)) << p.name;
+      EXPECT_EQ(p.working.shape(), shapes[i]) << p.name;
+      EXPECT_EQ(offset_in(p.working, flat.working), offset) << p.name;
+    } else {
+      EXPECT_FALSE(inside(p.value, flat.working_values)) << p.name;
+    }
+    for (std::int64_t k = 0; k < p.momentum.numel(); ++k)
+      ASSERT_EQ(p.momentum.data<float>()[k], 0.0f) << p.name;
+  }
+  EXPECT_GT(with_copies, 0);
+}
+
+TEST(FlatParameters, FrozenParameterStaysOut) {
+  auto be = make_backend(BackendKind::cpu, 0);
+  IResNet model(*be, tiny_options(DType::f64));
+  model.initialize(5);
+  FlatParameters flat = flatten_parameters(*be, model.parameters());
+  const Parameter& frozen = features_weight(model);
+  EXPECT_FALSE(inside(frozen.value, flat.value));
+  EXPECT_FALSE(inside(frozen.grad, flat.grad));
+  EXPECT_FALSE(inside(frozen.working, flat.working));
+  EXPECT_FALSE(frozen.momentum.defined());
+
+  // A step over the flat buffers leaves it at 1.
+  be->fill(flat.grad, 1.0);
+  be->sgd_update(flat.value, flat.grad, flat.momentum, kLr, kMomentum, kDecay);
+  for (std::int64_t k = 0; k < frozen.value.numel(); ++k)
+    EXPECT_EQ(frozen.value.data<float>()[k], 1.0f);
+}
+
+TEST(FlatParameters, WritesThroughTheFlatBuffersShowInTheParameters) {
+  auto be = make_backend(BackendKind::cpu, 0);
+  IResNet model(*be, tiny_options(DType::f64));
+  model.initialize(5);
+  FlatParameters flat = flatten_parameters(*be, model.parameters());
+  be->fill(flat.value, 2.0);
+  be->fill(flat.grad, 3.0);
+  be->fill(flat.momentum, 4.0);
+  be->fill(flat.working, 5.0);
+  for (const Parameter* p : model.parameters()) {
+    if (!p->trainable) continue;
+    for (std::int64_t k = 0; k < p->value.numel(); ++k) {
+      ASSERT_EQ(p->value.data<float>()[k], 2.0f) << p->name;
+      ASSERT_EQ(p->grad.data<float>()[k], 3.0f) << p->name;
+      ASSERT_EQ(p->momentum.data<float>()[k], 4.0f) << p->name;
+      if (p->working.defined()) ASSERT_EQ(p->working.data<double>()[k], 5.0) << p->name;
+    }
+  }
+}
+
+TEST(FlatParameters, BackwardThroughTheViewsGivesTheSameGradients) {
+  for (DType activations : {DType::f32, DType::f64}) {
+    auto be = make_backend(BackendKind::cpu, 0);
+    IResNet model(*be, tiny_options(activations));
+    model.initialize(5);
+    backward_once(model, *be);
+    const Snapshot before = snapshot(model);
+    for (Parameter* p : model.parameters()) be->fill(p->grad, 0.0);
+    flatten_parameters(*be, model.parameters());
+    backward_once(model, *be);
+    const Snapshot after = snapshot(model);
+    for (std::size_t i = 0; i < before.grad.size(); ++i)
+      EXPECT_EQ(before.grad[i], after.grad[i])
+          << model.parameters()[i]->name << " " << dtype_name(activations);
+  }
+}
+
+// Three steps of one flat update and one flat refresh against the per-tensor loop and
+// IResNet::refresh_working_copies on a twin model; f32 (no working copies) and f64.
+TEST(FlatParameters, OneUpdateAndOneRefreshEqualThePerTensorForms) {
+  for (DType activations : {DType::f32, DType::f64}) {
+    auto be = make_backend(BackendKind::cpu, 0);
+    IResNet flat_model(*be, tiny_options(activations));
+    IResNet model(*be, tiny_options(activations));
+    flat_model.initialize(7);
+    model.initialize(7);
+    for (Parameter* p : model.parameters())
+      if (p->trainable)
+        p->momentum = be->zeros(p->value.shape(), DType::f32, MemoryPurpose::optimizer);
+    FlatParameters flat = flatten_parameters(*be, flat_model.parameters());
+    EXPECT_EQ(flat.working.defined(), activations == DType::f64);
+
+    for (int step = 0; step < 3; ++step) {
+      backward_once(flat_model, *be);
+      backward_once(model, *be);
+      be->sgd_update(flat.value, flat.grad, flat.momentum, kLr, kMomentum, kDecay);
+      flat.refresh_working_copies(*be);
+      for (Parameter* p : model.parameters())
+        if (p->trainable) be->sgd_update(p->value, p->grad, p->momentum, kLr, kMomentum, kDecay);
+      model.refresh_working_copies();
+
+      const Snapshot a = snapshot(flat_model);
+      const Snapshot b = snapshot(model);
+      for (std::size_t i = 0; i < a.value.size(); ++i) {
+        const Parameter& p = *model.parameters()[i];
+        const Parameter& q = *flat_model.parameters()[i];
+        ASSERT_EQ(a.value[i], b.value[i]) << p.name << " step " << step;
+        ASSERT_EQ(a.working[i], b.working[i]) << p.name << " step " << step;
+        if (p.trainable)
+          ASSERT_EQ(bytes_of(q.momentum), bytes_of(p.momentum)) << p.name << " step " << step;
+      }
+    }
+  }
+}
+
+TEST(FlatParameters, RefusesMixedWeightDecay) {
+  auto be = make_backend(BackendKind::cpu, 0);
+  IResNet model(*be, tiny_options(DType::f32));
+  model.parameters()[1]->decay = false;
+  EXPECT_THROW(flatten_parameters(*be, model.parameters()), Error);
+}
+
+}  // namespace
+}  // namespace pfc
