@@ -5,7 +5,8 @@
 #   tests/gpu/run_on_device.sh OUTDIR
 #
 # Steps, each under `timeout` and logged to OUTDIR/<step>.log: nvidia-smi; the gpu-labelled
-# tests (pfc_gpu_tests); the golden check in fp32 and fp16 on tiny and r50; the benchmark
+# tests (pfc_gpu_tests); a small training run on cuda against the CPU backend (f32) and in
+# fp16; the golden check in fp32 and fp16 on tiny and r50; the benchmark
 # cases (r50, batch 128, fp16, world size 1, synthetic data); then a table beside the
 # PyTorch figures of SPEC.md. A failing step is marked in the table and the rest still run.
 # The whole script keeps to PFC_DEVICE_BUDGET_S seconds (default 450): a step that no longer
@@ -84,6 +85,35 @@ run_step gpu_tests 100 "$BIN/pfc_gpu_tests" --gtest_color=no
 rc=$?
 STEPS+=("gpu tests|$(verdict $rc)")
 grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUTDIR/gpu_tests.log" | head -40
+
+# ---- 2b. the whole training path on cuda against the CPU backend ---------------------------
+# input/smoke.toml (tiny network, PFC 0.5, f32) for 20 steps on each backend: same seed, same
+# synthetic batches and class draws, so the losses they print must agree to f32 rounding
+# carried through 20 steps (relative 1e-3); then cuda in fp16, which must train to the end
+# with finite losses.
+smoke() {  # smoke NAME DEVICE FP16
+  run_step "$1" 60 "$BIN/pfc" train "$INPUT/smoke.toml" --set "device=\"$2\"" --set "fp16=$3" \
+    --set frequent=1 --set checkpoint_every=-1 --set "output=\"$OUTDIR/$1\""
+}
+losses() { sed -n 's/.*Loss \([^ ]*\) .*/\1/p' "$OUTDIR/$1.log"; }
+smoke train_smoke_cpu cpu false
+rc_cpu=$?
+smoke train_smoke_cuda cuda false
+rc_cuda=$?
+if ((rc_cpu != 0 || rc_cuda != 0)); then
+  STEPS+=("train cuda vs cpu (f32)|FAIL (rc cpu $rc_cpu, cuda $rc_cuda)")
+else
+  STEPS+=("train cuda vs cpu (f32)|$(paste <(losses train_smoke_cpu) <(losses train_smoke_cuda) |
+    awk '{ n++; d = ($1 - $2) / ($1 > 1e-12 ? $1 : 1e-12); d = d < 0 ? -d : d;
+           if (d > worst) worst = d }
+         END { v = (n == 20 && worst <= 1e-3) ? "PASS" : "FAIL";
+               printf "%s (%d steps, largest relative loss difference %.2e)", v, n, worst }')")
+fi
+smoke train_smoke_cuda_fp16 cuda true
+rc=$?
+if ((rc == 0)) && losses train_smoke_cuda_fp16 | grep -qiv '^[0-9.]*$'; then rc=3; fi
+STEPS+=("train cuda fp16|$(verdict $rc)")
+tail -n 3 "$OUTDIR"/train_smoke_*.log
 
 # ---- 3. golden check, fp32 then fp16 -------------------------------------------------------
 # tiny at the precision's tolerance; r50 in fp32 at 5e-3: arcface_torch's own fp32 values lie
