@@ -42,6 +42,9 @@ class DataSource {
   virtual std::int64_t batches_per_epoch() const = 0;
   // Distinct damaged records met so far (RecordIO only); each was replaced by a good one.
   virtual std::int64_t skipped_records() const { return 0; }
+  // Every batch holds the same images (synthetic data): a consumer may copy them to the
+  // device once, as arcface_torch's SyntheticDataLoader keeps its one batch on the GPU.
+  virtual bool constant_images() const { return false; }
 };
 
 // cfg.rec = "synthetic" or a folder holding train.rec and train.idx. Batch buffers come from

@@ -34,6 +34,7 @@ class SyntheticDataSource final : public DataSource {
   DataPosition position() const override { return position_; }
   void seek(const DataPosition& position) override;
   std::int64_t batches_per_epoch() const override { return sampler_.batches_per_epoch(); }
+  bool constant_images() const override { return true; }
 
   // The label of sample `index` of `epoch` (a pure function, for tests and other ranks).
   std::int64_t label(std::int64_t epoch, std::int64_t index) const;

@@ -65,7 +65,10 @@ class TrainingRun {
   double train_step() {
     Batch batch;
     data_->next(batch);
-    backend_.copy(batch.images, images_);
+    if (!images_on_device_ || !data_->constant_images()) {
+      backend_.copy(batch.images, images_);
+      images_on_device_ = true;
+    }
     // The labels' all-gather waits for the device, so it goes before the forward is queued;
     // the class sampler inside forward_backward then runs on the host while the device
     // computes the embeddings.
@@ -203,6 +206,7 @@ class TrainingRun {
   LossScaler scaler_;
   std::unique_ptr<DataSource> data_;
   Tensor images_;
+  bool images_on_device_ = false;  // images_ holds a batch (enough for constant_images())
   Tensor embeddings_grad_;
   FlatParameters flat_;  // the backbone's trainable parameters are views into it
   std::int64_t step_ = 0;

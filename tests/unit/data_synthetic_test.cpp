@@ -127,6 +127,7 @@ TEST(DataSynthetic, MadeFromTheConfig) {
   source->next(batch);
   EXPECT_EQ(batch.labels.data<std::int64_t>()[3], 1);
   EXPECT_EQ(source->skipped_records(), 0);
+  EXPECT_TRUE(source->constant_images()) << "the trainer copies them to the device once";
 
   cfg.synthetic_labels = "zipf";
   EXPECT_THROW(make_data_source(cfg, 0, 1), UsageError);

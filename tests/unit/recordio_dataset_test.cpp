@@ -149,6 +149,7 @@ TEST_F(RecordIODataset, ReadsBackExactLabelsAndPixels) {
   EXPECT_LT(flips, 50);
   EXPECT_EQ(source->position(), (DataPosition{1, kImages}));
   EXPECT_EQ(source->skipped_records(), 0);
+  EXPECT_FALSE(source->constant_images());
 }
 
 // A JPEG whose comment segment holds the RecordIO magic at a 4-byte aligned payload offset
