@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <utility>
 #include <span>
 
 #include "comm/host_all_gather.h"
@@ -164,8 +165,7 @@ Tensor PartialFc::to_half(const Tensor& x) {
   return half;
 }
 
-PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings,
-                                                   const Tensor& centres,
+PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Tensor centres,
                                                    const Tensor& local_label,
                                                    std::int64_t global_batch,
                                                    bool class_sharded) {
@@ -178,6 +178,7 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings,
   backend_.l2_normalize_rows(embeddings, en, en_norm);
   Tensor wn = buffer({classes, emb}), wn_norm = buffer({classes});
   backend_.l2_normalize_rows(centres, wn, wn_norm);
+  centres = Tensor();
 
   const bool half = options_.gemm_operands == DType::f16;
   const Tensor en_operand = half ? to_half(en) : en;
@@ -270,7 +271,7 @@ double PartialFc::sharded_step(const Tensor& embeddings,
     backend_.gather_rows(weight_, sampled_device_, centres);
   }
   Tensor local_label = to_backend(local_labels, MemoryPurpose::workspace);
-  HeadGradients g = margin_softmax(total, centres, local_label, global_batch, true);
+  HeadGradients g = margin_softmax(total, std::move(centres), local_label, global_batch, true);
   // Every rank holds a part of each sample's gradient (its classes' share): the sum goes
   // back to the rank that owns the sample.
   comm_.reduce_scatter(g.embeddings_grad, embeddings_grad, ReduceOp::sum);

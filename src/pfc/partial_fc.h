@@ -106,8 +106,9 @@ class PartialFc {
   Tensor to_half(const Tensor& x);
   // The margin softmax and its backward for embeddings [rows, emb] against centres
   // [classes, emb]; class_sharded: the classes of a row are spread over the ranks, so the
-  // row max, row sum and target probability are all-reduced.
-  HeadGradients margin_softmax(const Tensor& embeddings, const Tensor& centres,
+  // row max, row sum and target probability are all-reduced. The centres are taken by value:
+  // a gathered copy (pfc) is released as soon as it is normalised.
+  HeadGradients margin_softmax(const Tensor& embeddings, Tensor centres,
                                const Tensor& local_label, std::int64_t global_batch,
                                bool class_sharded);
   double data_parallel_step(const Tensor& embeddings, std::vector<std::int64_t> labels,
