@@ -51,6 +51,18 @@ std::string speed_text(const BenchCell& cell) {
   return our_text(cell, value, fmt::format("{:.0f}", value));
 }
 
+std::string speed_with_comm_text(const BenchCell& cell) {
+  const double value = cell.run ? samples_per_s_with_comm(*cell.run) : 0;
+  return our_text(cell, value, fmt::format("{:.0f}", value));
+}
+
+bool any_emulated(const BenchTable& table) {
+  for (const auto& row : table.cells)
+    for (const BenchCell& cell : row)
+      if (cell.run && cell.run->emulated) return true;
+  return false;
+}
+
 std::string memory_text(const BenchCell& cell) {
   const double value = cell.run ? static_cast<double>(cell.run->mem_peak_bytes) / kBytesPerGB : 0;
   return our_text(cell, value, fmt::format("{:.1f}", value));
@@ -118,8 +130,17 @@ std::string format_report_markdown(const BenchTable& table) {
   std::string text;
   text += "## Training speed (samples/s, all ranks together; larger is better)\n\n";
   text += fmt::format("Ours: {}. Seed: 8 × Tesla V100-SXM2-32GB, one node.\n\n", measured);
-  text += markdown_table(table, speed_text,
-                         [](const SeedFigure& s) { return fmt::format("{:.0f}", s.samples_per_s); });
+  const auto seed_speed = [](const SeedFigure& s) {
+    return fmt::format("{:.0f}", s.samples_per_s);
+  };
+  text += markdown_table(table, speed_text, seed_speed);
+  if (any_emulated(table)) {
+    text += "\n## Training speed with the modelled communication (samples/s)\n\n";
+    text += "Emulated runs measure one rank's compute; here each step also spends the time "
+            "their collectives would take on the modelled network (metrics.h5 comm_time_s; "
+            "pfc does not overlap them with compute). Real runs as measured.\n\n";
+    text += markdown_table(table, speed_with_comm_text, seed_speed);
+  }
   text += "\n## GPU memory (GB per GPU, 1 GB = 10^9 bytes; smaller is better)\n\n";
   text += "Ours: the peak of pfc's own device allocations on the busiest rank. Seed: gpustat's "
           "MB (whole device, context included) on the busiest GPU, divided by 1000.\n\n";
@@ -137,7 +158,8 @@ std::string format_report_markdown(const BenchTable& table) {
 std::string format_report_csv(const BenchTable& table) {
   std::string text =
       "identities,column,status,samples_per_s,seed_samples_per_s,mem_peak_gb,seed_mem_gb,"
-      "mem_needed_gb,mem_available_gb,world_size,emulated,device,gpu_names,path\n";
+      "mem_needed_gb,mem_available_gb,world_size,emulated,device,gpu_names,path,"
+      "samples_per_s_with_comm\n";
   const auto gb = [](std::int64_t bytes) {
     return fmt::format("{:.3f}", static_cast<double>(bytes) / kBytesPerGB);
   };
@@ -162,11 +184,13 @@ std::string format_report_csv(const BenchTable& table) {
         line += run.status == "out_of_memory" ? gb(run.mem_needed_bytes) + "," +
                                                     gb(run.mem_available_bytes)
                                               : std::string(",");
-        line += fmt::format(",{},{},{},{},{}\n", run.world_size, run.emulated ? 1 : 0,
+        line += fmt::format(",{},{},{},{},{},", run.world_size, run.emulated ? 1 : 0,
                             csv_field(run.device), csv_field(run.gpu_names),
                             csv_field(run.path));
+        line += has_figures ? fmt::format("{:.1f}", samples_per_s_with_comm(run)) : "";
+        line += "\n";
       } else {
-        line += fmt::format("missing,,{:.0f},,{:.3f},,,,,,,\n", cell.seed->samples_per_s,
+        line += fmt::format("missing,,{:.0f},,{:.3f},,,,,,,,\n", cell.seed->samples_per_s,
                             cell.seed->memory_mb / kSeedMBPerGB);
       }
       text += line;

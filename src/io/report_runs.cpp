@@ -48,11 +48,19 @@ BenchRun read_bench_run(const std::string& path) {
   run.status = text("/summary", "status");
   run.message = text("/summary", "message");
   run.steps = integer("/summary", "steps");
+  run.batch_size = integer("/", "batch_size");
   run.samples_per_s = real("/summary", "samples_per_s");
+  run.comm_time_s = real("/summary", "comm_time_s");
   run.mem_peak_bytes = integer("/summary", "mem_peak_bytes");
   run.mem_needed_bytes = integer("/summary", "mem_needed_bytes");
   run.mem_available_bytes = integer("/summary", "mem_available_bytes");
   return run;
+}
+
+double samples_per_s_with_comm(const BenchRun& run) {
+  const double global_batch = static_cast<double>(run.batch_size * run.world_size);
+  if (!run.emulated || run.samples_per_s <= 0 || global_batch <= 0) return run.samples_per_s;
+  return global_batch / (global_batch / run.samples_per_s + run.comm_time_s);
 }
 
 FoundRuns find_bench_runs(const std::vector<std::string>& paths) {

@@ -22,7 +22,9 @@ struct BenchRun {
   std::string status;     // running | ok | out_of_memory | failed
   std::string message;
   std::int64_t steps = 0;
+  std::int64_t batch_size = 0;  // per rank
   double samples_per_s = 0;
+  double comm_time_s = 0;       // per step, modelled (emulated runs; 0 otherwise)
   std::int64_t mem_peak_bytes = 0;
   std::int64_t mem_needed_bytes = 0;
   std::int64_t mem_available_bytes = 0;
@@ -30,6 +32,12 @@ struct BenchRun {
 
 // Reads one metrics.h5; throws pfc::Error naming the file when it lacks the attributes.
 BenchRun read_bench_run(const std::string& path);
+
+// An emulated run's speed had its step also spent the modelled collective time (pfc's
+// collectives do not overlap its compute: the gradient all-reduce follows the backward, the
+// classifier's gathers sit between its kernels): global batch / (step time + comm time).
+// A real run's measured speed already includes them and is returned as it is.
+double samples_per_s_with_comm(const BenchRun& run);
 
 struct FoundRuns {
   std::vector<BenchRun> runs;                // sorted by path
