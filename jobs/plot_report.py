@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 FIGURES = (
     ("speed.png", "samples_per_s", "seed_samples_per_s", "samples/s (all GPUs)",
      "Training speed"),
-    ("memory.png", "mem_peak_gb", "seed_mem_gb", "GB per GPU (1 GB = 1e9 bytes)",
+    ("memory.png", "mem_device_gb", "seed_mem_gb", "GB per GPU (1 GB = 1e9 bytes)",
      "GPU memory"),
 )
 

@@ -51,6 +51,11 @@ class Backend {
   // A host copy of x, same shape and dtype.
   Tensor to_host(const Tensor& x);
 
+  // Device memory in use that is not pfc's own allocations: the CUDA context, the libraries'
+  // handles and loaded kernels, NCCL's buffers (what nvidia-smi shows beyond our tensors).
+  // 0 on the CPU.
+  virtual std::int64_t device_overhead_bytes() { return 0; }
+
   // Host memory for buffers the device reads every step (the data pipeline's batches):
   // pinned on cuda, where it copies faster and without blocking; plain memory on the CPU.
   virtual Allocator& staging_allocator() { return host_allocator(); }

@@ -256,6 +256,11 @@ void MetricsWriter::record_memory(const std::vector<MemoryPeaks>& peaks_by_rank)
   file_.flush();
 }
 
+void MetricsWriter::record_device_overhead(std::int64_t bytes) {
+  device_overhead_bytes_ = std::max(device_overhead_bytes_, bytes);
+  h5::write_attribute(file_.id(), "/summary", "device_overhead_bytes", device_overhead_bytes_);
+}
+
 void MetricsWriter::finish(const RunOutcome& outcome) {
   write_summary(outcome);
   file_.flush();
@@ -270,6 +275,7 @@ void MetricsWriter::write_summary(const RunOutcome& outcome) {
   h5::write_attribute(id, "/summary", "step_time_s", steady_median(step_time_s_));
   h5::write_attribute(id, "/summary", "comm_time_s", steady_median(comm_time_s_));
   h5::write_attribute(id, "/summary", "mem_peak_bytes", mem_peak_bytes_);
+  h5::write_attribute(id, "/summary", "device_overhead_bytes", device_overhead_bytes_);
   h5::write_attribute(id, "/summary", "mem_needed_bytes", outcome.mem_needed_bytes);
   h5::write_attribute(id, "/summary", "mem_available_bytes", outcome.mem_available_bytes);
 }

@@ -17,7 +17,9 @@
 //   /summary   attributes: status ("running" | "ok" | "out_of_memory" | "failed"), steps (the
 //              last logged step), samples_per_s, step_time_s (slowest rank), comm_time_s
 //              (medians over the rows after the first 20 %), mem_peak_bytes (max over ranks and
-//              rows), mem_needed_bytes, mem_available_bytes (out_of_memory), message
+//              rows), device_overhead_bytes (rank 0's device memory outside pfc's allocations:
+//              CUDA context, libraries, NCCL; the largest seen), mem_needed_bytes,
+//              mem_available_bytes (out_of_memory), message
 //
 // Reading it:
 //   import h5py
@@ -83,6 +85,8 @@ class MetricsWriter {
   void append(const StepMetrics& row);
   // Each rank's peak bytes by purpose since the last call; the file keeps the maximum.
   void record_memory(const std::vector<MemoryPeaks>& peaks_by_rank);
+  // The device memory outside pfc's allocations; the file keeps the largest.
+  void record_device_overhead(std::int64_t bytes);
   void finish(const RunOutcome& outcome);
 
   const std::string& path() const { return file_.path(); }
@@ -98,6 +102,7 @@ class MetricsWriter {
   std::vector<double> samples_per_s_, step_time_s_, comm_time_s_;
   std::int64_t last_step_ = 0;
   std::int64_t mem_peak_bytes_ = 0;
+  std::int64_t device_overhead_bytes_ = 0;
   std::vector<MemoryPeaks> memory_peaks_;
 };
 

@@ -63,8 +63,14 @@ bool any_emulated(const BenchTable& table) {
   return false;
 }
 
+// What the device holds for the run: our peak plus the context's and libraries' share.
+std::int64_t device_bytes(const BenchRun& run) {
+  return run.mem_peak_bytes + run.device_overhead_bytes;
+}
+
 std::string memory_text(const BenchCell& cell) {
-  const double value = cell.run ? static_cast<double>(cell.run->mem_peak_bytes) / kBytesPerGB : 0;
+  const double value =
+      cell.run ? static_cast<double>(device_bytes(*cell.run)) / kBytesPerGB : 0;
   return our_text(cell, value, fmt::format("{:.1f}", value));
 }
 
@@ -142,8 +148,9 @@ std::string format_report_markdown(const BenchTable& table) {
     text += markdown_table(table, speed_with_comm_text, seed_speed);
   }
   text += "\n## GPU memory (GB per GPU, 1 GB = 10^9 bytes; smaller is better)\n\n";
-  text += "Ours: the peak of pfc's own device allocations on the busiest rank. Seed: gpustat's "
-          "MB (whole device, context included) on the busiest GPU, divided by 1000.\n\n";
+  text += "Ours: the peak of pfc's own device allocations on the busiest rank, plus what the "
+          "CUDA context, the libraries and NCCL hold on rank 0's device. Seed: gpustat's MB "
+          "(whole device, context included) on the busiest GPU, divided by 1000.\n\n";
   text += markdown_table(table, memory_text, [](const SeedFigure& s) {
     // From the integer MB, rounding halves up as the seed's table does (19950 -> 20.0).
     return fmt::format("{:.1f}", std::round(s.memory_mb / (kSeedMBPerGB / 10)) / 10);
@@ -159,7 +166,7 @@ std::string format_report_csv(const BenchTable& table) {
   std::string text =
       "identities,column,status,samples_per_s,seed_samples_per_s,mem_peak_gb,seed_mem_gb,"
       "mem_needed_gb,mem_available_gb,world_size,emulated,device,gpu_names,path,"
-      "samples_per_s_with_comm\n";
+      "samples_per_s_with_comm,mem_device_gb\n";
   const auto gb = [](std::int64_t bytes) {
     return fmt::format("{:.3f}", static_cast<double>(bytes) / kBytesPerGB);
   };
@@ -188,9 +195,11 @@ std::string format_report_csv(const BenchTable& table) {
                             csv_field(run.device), csv_field(run.gpu_names),
                             csv_field(run.path));
         line += has_figures ? fmt::format("{:.1f}", samples_per_s_with_comm(run)) : "";
+        line += ",";
+        line += has_figures ? gb(device_bytes(run)) : "";
         line += "\n";
       } else {
-        line += fmt::format("missing,,{:.0f},,{:.3f},,,,,,,,\n", cell.seed->samples_per_s,
+        line += fmt::format("missing,,{:.0f},,{:.3f},,,,,,,,,\n", cell.seed->samples_per_s,
                             cell.seed->memory_mb / kSeedMBPerGB);
       }
       text += line;

@@ -12,8 +12,9 @@ namespace pfc {
 std::string format_report_markdown(const BenchTable& table);
 // Header: identities,column,status,samples_per_s,seed_samples_per_s,mem_peak_gb,seed_mem_gb,
 // mem_needed_gb,mem_available_gb,world_size,emulated,device,gpu_names,path,
-// samples_per_s_with_comm (see samples_per_s_with_comm). One line per cell
-// with a run or a seed figure; status "missing" where we have no run. GB = 1e9 bytes.
+// samples_per_s_with_comm (see samples_per_s_with_comm), mem_device_gb (mem_peak_gb plus the
+// device memory outside pfc's allocations: what the seed's gpustat figure counts). One line
+// per cell with a run or a seed figure; status "missing" where we have no run. GB = 1e9 bytes.
 std::string format_report_csv(const BenchTable& table);
 
 }  // namespace pfc

@@ -52,6 +52,7 @@ BenchRun read_bench_run(const std::string& path) {
   run.samples_per_s = real("/summary", "samples_per_s");
   run.comm_time_s = real("/summary", "comm_time_s");
   run.mem_peak_bytes = integer("/summary", "mem_peak_bytes");
+  run.device_overhead_bytes = integer("/summary", "device_overhead_bytes");
   run.mem_needed_bytes = integer("/summary", "mem_needed_bytes");
   run.mem_available_bytes = integer("/summary", "mem_available_bytes");
   return run;

@@ -26,6 +26,7 @@ struct BenchRun {
   double samples_per_s = 0;
   double comm_time_s = 0;       // per step, modelled (emulated runs; 0 otherwise)
   std::int64_t mem_peak_bytes = 0;
+  std::int64_t device_overhead_bytes = 0;  // CUDA context, libraries, NCCL (rank 0)
   std::int64_t mem_needed_bytes = 0;
   std::int64_t mem_available_bytes = 0;
 };

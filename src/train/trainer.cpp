@@ -358,6 +358,7 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
           row.mem_peak_bytes = figures.mem_peak;
           metrics->append(row);
           metrics->record_memory(figures.peak_by_purpose);
+          metrics->record_device_overhead(backend.device_overhead_bytes());
         }
         loss_sum = 0;
         interval_steps = 0;

@@ -85,6 +85,8 @@ TEST(MetricsWriter, WritesTheDocumentedLayout) {
     second[1] = 70;
     writer.record_memory({first, second});
     writer.record_memory({second, first});
+    writer.record_device_overhead(700);
+    writer.record_device_overhead(600);
     writer.finish({"ok", "", 0, 0});
   }
   const h5::File file(path, h5::Mode::read);
@@ -133,6 +135,7 @@ TEST(MetricsWriter, WritesTheDocumentedLayout) {
   EXPECT_NEAR(summary_number(file, "step_time_s"), 0.13, 1e-12);  // the slower rank
   EXPECT_NEAR(summary_number(file, "comm_time_s"), 0.0065, 1e-12);
   EXPECT_EQ(h5::read_attribute_int(id, "/summary", "mem_peak_bytes"), 2009);
+  EXPECT_EQ(h5::read_attribute_int(id, "/summary", "device_overhead_bytes"), 700);  // largest
   EXPECT_EQ(h5::read_attribute_int(id, "/summary", "mem_needed_bytes"), 0);
 }
 

@@ -32,6 +32,7 @@ struct FakeRun {
   std::int64_t mem_peak_bytes = 0;
   std::int64_t needed = 0, available = 0;
   double comm_time_s = 0;  // > 0: an emulated run with this modelled comm time per step
+  std::int64_t overhead = 0;  // device memory outside pfc's allocations
 };
 
 // A two-rank run's metrics.h5 at `dir`/metrics.h5 whose summary reads as `run` says.
@@ -59,6 +60,7 @@ void write_run(const std::string& dir, const FakeRun& run) {
       writer.append(row);
     }
   }
+  if (run.overhead > 0) writer.record_device_overhead(run.overhead);
   if (run.status != "running")
     writer.finish({run.status, run.status == "ok" ? "" : "did not work", run.needed,
                    run.available});
@@ -166,7 +168,7 @@ TEST_F(ReportTable, CsvHasOneLinePerCellWithEveryField) {
   EXPECT_EQ(lines[0],
             "identities,column,status,samples_per_s,seed_samples_per_s,mem_peak_gb,seed_mem_gb,"
             "mem_needed_gb,mem_available_gb,world_size,emulated,device,gpu_names,path,"
-            "samples_per_s_with_comm");
+            "samples_per_s_with_comm,mem_device_gb");
   for (const std::string& line : lines) {
     // gpu_names is quoted (it holds commas); count the fields outside quotes.
     int fields = 1;
@@ -175,26 +177,28 @@ TEST_F(ReportTable, CsvHasOneLinePerCellWithEveryField) {
       if (c == '"') quoted = !quoted;
       if (c == ',' && !quoted) ++fields;
     }
-    EXPECT_EQ(fields, 15) << line;
+    EXPECT_EQ(fields, 16) << line;
   }
   EXPECT_NE(csv.find("1000000,PFC 0.1,ok,4900.0,4803,5.600,5.620,,,2,0,cuda,"
                      "\"Tesla V100-SXM2-32GB,Tesla V100-SXM2-32GB\","),
             std::string::npos) << csv;
   EXPECT_NE(csv.find("2000000,DP,out_of_memory,,,,,40.000,32.000,2,0,cuda,"), std::string::npos)
       << csv;
-  EXPECT_NE(csv.find("29000000,PFC 0.1,missing,,1855,,32.324,,,,,,,,\n"), std::string::npos)
+  EXPECT_NE(csv.find("29000000,PFC 0.1,missing,,1855,,32.324,,,,,,,,,\n"), std::string::npos)
       << csv;
 }
 
-// An emulated run measures compute only; the third table and the last CSV field add the
-// modelled comm time to each step: 256 samples (2 ranks x 128) at 2560/s take 0.1 s, plus
-// 0.06 s of comm: 1600/s. Without emulated runs there is no third table.
+// An emulated run measures compute only; the third table and the CSV's
+// samples_per_s_with_comm add the modelled comm time to each step: 256 samples (2 ranks x 128)
+// at 2560/s take 0.1 s, plus 0.06 s of comm: 1600/s. Without emulated runs there is no third
+// table. The memory shown is the device's: our 5 GB plus 0.7 GB of context and libraries.
 TEST_F(ReportTable, EmulatedRunsAlsoShowTheSpeedWithTheModelledComm) {
   EXPECT_EQ(format_report_markdown(build_bench_table(find_bench_runs({root_}).runs))
                 .find("modelled communication"),
             std::string::npos);
   const std::string emulated = test::scratch_dir("report_emulated");
-  write_run(emulated + "/row_0125k/mp", {"mp", 1.0, 125'000, "ok", 2560, 5 * kGB, 0, 0, 0.06});
+  write_run(emulated + "/row_0125k/mp",
+            {"mp", 1.0, 125'000, "ok", 2560, 5 * kGB, 0, 0, 0.06, 700'000'000});
   const BenchTable table = build_bench_table(find_bench_runs({emulated}).runs);
   const std::string text = format_report_markdown(table);
   const std::size_t with_comm = text.find("## Training speed with the modelled communication");
@@ -202,9 +206,10 @@ TEST_F(ReportTable, EmulatedRunsAlsoShowTheSpeedWithTheModelledComm) {
   EXPECT_NE(text.find("| 125 000 | – | 4681 | 2560 | 4824 |"), std::string::npos) << text;
   EXPECT_NE(text.find("| 125 000 | – | 4681 | 1600 | 4824 |", with_comm), std::string::npos)
       << text;
+  EXPECT_NE(text.find("| 125 000 | – | 7.4 | 5.7 | 5.3 |"), std::string::npos) << text;
   EXPECT_NE(format_report_csv(table).find("125000,MP,ok,2560.0,4824,5.000,5.306,,,2,1,cuda,"),
             std::string::npos);
-  EXPECT_NE(format_report_csv(table).find("/row_0125k/mp/metrics.h5,1600.0\n"),
+  EXPECT_NE(format_report_csv(table).find("/row_0125k/mp/metrics.h5,1600.0,5.700\n"),
             std::string::npos)
       << format_report_csv(table);
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "backend/cuda/cuda_backend_state.h"
@@ -113,6 +114,14 @@ std::string CudaBackend::name() const {
 Allocator& CudaBackend::allocator() { return *r_->arena; }
 DeviceArena& CudaBackend::arena() { return *r_->arena; }
 Allocator& CudaBackend::staging_allocator() { return r_->pinned; }
+
+std::int64_t CudaBackend::device_overhead_bytes() {
+  // Everything the device has handed out, less the arena that holds all of our tensors.
+  std::size_t free_bytes = 0, total_bytes = 0;
+  PFC_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const auto used = static_cast<std::int64_t>(total_bytes - free_bytes);
+  return std::max<std::int64_t>(0, used - static_cast<std::int64_t>(r_->arena->capacity()));
+}
 int CudaBackend::device_ordinal() const { return r_->ordinal; }
 cudaStream_t CudaBackend::stream() const { return r_->stream; }
 

@@ -42,6 +42,7 @@ class CudaBackend final : public Backend {
   cudaStream_t stream() const;
   DeviceArena& arena();
   Allocator& staging_allocator() override;
+  std::int64_t device_overhead_bytes() override;
 
   void copy(const Tensor& src, Tensor& dst) override;
   void fill(Tensor& x, double value) override;
