@@ -28,7 +28,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob
 export PYTHONUNBUFFERED=1
 
 STEPS=()   # "step|result"
-ROWS=()    # "case|samples/s|peak GiB|PyTorch samples/s|PyTorch GiB"
+ROWS=()    # "case|samples/s|GiB ours/device|PyTorch samples/s|PyTorch GiB"
 
 echo "== libraries the installed programs cannot find (none is good)"
 for exe in "$BIN/pfc" "$BIN/pfc_gpu_tests"; do
@@ -141,8 +141,9 @@ h5_attribute() {  # h5_attribute FILE NAME: the value of /summary's attribute NA
   h5dump -a "/summary/$2" "$1" 2>/dev/null | grep -oE '\(0\): [-0-9.eE+]+' | awk '{print $2}'
 }
 
-# Prints "samples/s peak_GiB" from OUTDIR/<case>/metrics.h5 (/summary attributes), or the
-# last speed of the log when the file cannot be read.
+# Prints "samples/s peak_GiB/device_GiB" from OUTDIR/<case>/metrics.h5 (/summary attributes:
+# pfc's own peak, and that plus the CUDA context, libraries and NCCL), or the last speed of
+# the log when the file cannot be read.
 read_metrics() {
   local h5="$1/metrics.h5" log=$2 figures=""
   if [[ -f $h5 ]] && python3 -c "import h5py" 2>/dev/null; then
@@ -151,16 +152,20 @@ import sys
 import h5py
 with h5py.File(sys.argv[1], "r") as f:
     a = f["summary"].attrs
-    print(f"{float(a['samples_per_s']):.1f} {float(a['mem_peak_bytes']) / 2**30:.2f}")
+    peak = float(a["mem_peak_bytes"])
+    device = peak + float(a.get("device_overhead_bytes", 0))
+    print(f"{float(a['samples_per_s']):.1f} {peak / 2**30:.2f}/{device / 2**30:.2f}")
 PY
     )
   fi
   if [[ -z $figures && -f $h5 ]] && command -v h5dump >/dev/null; then
-    local s p
+    local s p o
     s=$(h5_attribute "$h5" samples_per_s)
     p=$(h5_attribute "$h5" mem_peak_bytes)
+    o=$(h5_attribute "$h5" device_overhead_bytes)
     if [[ -n $s && -n $p ]]; then
-      figures=$(awk -v s="$s" -v p="$p" 'BEGIN { printf "%.1f %.2f", s, p / 2^30 }')
+      figures=$(awk -v s="$s" -v p="$p" -v o="${o:-0}" \
+        'BEGIN { printf "%.1f %.2f/%.2f", s, p / 2^30, (p + o) / 2^30 }')
     fi
   fi
   if [[ -z $figures ]]; then
@@ -217,7 +222,7 @@ done
   echo "step | result"
   for s in "${STEPS[@]}"; do echo "$s" | sed 's/|/ | /g'; done
   echo
-  echo "case | samples/s | peak GiB | PyTorch samples/s | PyTorch GiB"
+  echo "case | samples/s | GiB (our tensors / on the device) | PyTorch samples/s | PyTorch GiB"
   for r in "${ROWS[@]}"; do echo "$r" | sed 's/|/ | /g'; done
   echo
   echo "(r50, batch 128, fp16, one H200, world size 1; PyTorch figures from SPEC.md;" \
