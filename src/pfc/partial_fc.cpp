@@ -195,8 +195,12 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
   backend_.exp_and_row_sum(logits, row_max, row_sum);
   if (class_sharded) comm_.all_reduce(row_sum, ReduceOp::sum);
   Tensor target_prob = buffer({rows});
-  backend_.softmax_grad(logits, row_sum, local_label, options_.margin.scale, global_batch,
-                        target_prob);
+  // In f16, d loss / d cos leaves the softmax already multiplied by its f16 scale (one pass
+  // fewer over the logits); the GEMMs below take the scale back out through alpha.
+  const double grad_scale =
+      half ? f16_cos_grad_scale(options_.margin.scale, global_batch) : 1.0;
+  backend_.softmax_grad(logits, row_sum, local_label, options_.margin.scale * grad_scale,
+                        global_batch, target_prob);
   // Each target is on exactly one rank; the others contribute 0.
   if (class_sharded) comm_.all_reduce(target_prob, ReduceOp::sum);
 
@@ -207,15 +211,11 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
   for (std::int64_t r = 0; r < rows; ++r)
     out.loss_sum -= std::log(std::max(static_cast<double>(p[r]), kMinTargetProb));
 
-  // logits now holds d loss / d cos. Through cos = En Wn^T, then the two normalisations.
+  // logits now holds d loss / d cos (times grad_scale). Through cos = En Wn^T, then the two
+  // normalisations.
   Tensor dcos = std::move(logits);
-  double unscale = 1.0;
-  if (half) {
-    const double grad_scale = f16_cos_grad_scale(options_.margin.scale, global_batch);
-    backend_.scale(dcos, grad_scale);
-    dcos = to_half(dcos);
-    unscale = 1.0 / grad_scale;
-  }
+  if (half) dcos = to_half(dcos);
+  const double unscale = 1.0 / grad_scale;
   Tensor d_en = buffer({rows, emb});
   backend_.gemm(false, false, unscale, dcos, wn_operand, 0.0, d_en);
   Tensor d_wn = buffer({classes, emb});
