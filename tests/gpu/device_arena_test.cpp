@@ -118,6 +118,17 @@ TEST_F(DeviceArenaTest, TensorsReturnTheirBytes) {
   EXPECT_EQ(backend.arena().ledger().snapshot().total_in_use, base);
 }
 
+// The device memory outside the arena (context, libraries; in this process also the other
+// tests' arenas) is positive, and tensors allocated in the arena do not change it.
+TEST_F(DeviceArenaTest, OverheadIsWhatTheArenaDoesNotHold) {
+  CudaBackend backend(0, 64 * kMiB);
+  const std::int64_t before = backend.device_overhead_bytes();
+  EXPECT_GT(before, 0);
+  Tensor t = backend.empty({8 * 1024 * 1024}, DType::f32, MemoryPurpose::activations);
+  backend.synchronize();
+  EXPECT_EQ(backend.device_overhead_bytes(), before);
+}
+
 TEST(DeviceArenaBytes, ParsesCountsAndSuffixes) {
   EXPECT_EQ(parse_byte_count("1048576", "X"), std::size_t{1} << 20);
   EXPECT_EQ(parse_byte_count("512M", "X"), std::size_t{512} << 20);
