@@ -118,12 +118,13 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
   // In f16 the backward pass runs on a scaled loss, as in training (the trainer's dynamic
   // scale for 128 per GPU ranges over 128 ... 16384): unscaled, the gradients deep in r50 sink
   // into f16's subnormals. A power of two, so the unscaling is exact.
-  const double loss_scale = activations == DType::f16 ? 1024.0 : 1.0;
-  backend.scale(embeddings_grad, loss_scale);
+  const bool scaled = activations == DType::f16;
+  constexpr double kLossScale = 1024.0;
+  if (scaled) backend.scale(embeddings_grad, kLossScale);
   model.backward(embeddings_grad);
 
   for (Parameter* p : model.parameters()) {
-    if (p->trainable) backend.scale(p->grad, 1.0 / loss_scale);
+    if (scaled && p->trainable) backend.scale(p->grad, 1.0 / kLossScale);
     const auto ref = file.reference(network.group, golden_case.name, "grads/" + p->name);
     if (!ref) {
       if (p->trainable) table.skip("grad " + p->name, "not in the file");

@@ -79,11 +79,10 @@ Tensor IResNet::forward(const Tensor& images) {
 }
 
 void IResNet::backward(const Tensor& embeddings_grad) {
-  // features and fc run in f32 except in the reference mode, where they run in f64.
-  const DType head_dtype = ctx_.activation_dtype == DType::f64 ? DType::f64 : DType::f32;
   Tensor grad = embeddings_grad;
-  if (grad.dtype() != head_dtype) {
-    grad = ctx_.backend->empty(embeddings_grad.shape(), head_dtype, MemoryPurpose::activations);
+  if (grad.dtype() != ctx_.head_dtype()) {
+    grad = ctx_.backend->empty(embeddings_grad.shape(), ctx_.head_dtype(),
+                               MemoryPurpose::activations);
     ctx_.backend->cast(embeddings_grad, grad);
   }
   Tensor d = bn2_->backward(fc_->backward(features_->backward(grad)));

@@ -1,6 +1,7 @@
 // arcface_torch's IResNet (iresnet18 ... iresnet200, or any depths and widths for tests):
-// images [n, s, s, 3] -> embeddings [n, embedding_size] f32 (f64 in the reference mode). Parameters and buffers carry
-// PyTorch's state_dict names and convert to and from PyTorch's layouts by name.
+// images [n, s, s, 3] -> embeddings [n, embedding_size] f32 (f64 in the reference mode).
+// Parameters and buffers carry PyTorch's state_dict names and convert to and from PyTorch's
+// layouts by name.
 #pragma once
 
 #include <cstdint>

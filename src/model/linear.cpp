@@ -2,24 +2,17 @@
 
 namespace pfc {
 
-namespace {
-// f32 in fp32 and fp16 modes (arcface_torch keeps fc in f32); f64 in the reference mode.
-DType compute_dtype(const ModelContext& ctx) {
-  return ctx.activation_dtype == DType::f64 ? DType::f64 : DType::f32;
-}
-}  // namespace
-
 FlattenLinear::FlattenLinear(const ModelContext& ctx, const std::string& name,
                              std::int64_t channels, std::int64_t height, std::int64_t width,
                              std::int64_t out_features)
-    : weight(create_parameter(*ctx.backend, compute_dtype(ctx), name + ".weight",
+    : weight(create_parameter(*ctx.backend, ctx.head_dtype(), name + ".weight",
                               {out_features, channels * height * width},
                               {out_features, channels * height * width},
                               TorchLayout::linear_from_nchw)),
-      bias(create_parameter(*ctx.backend, compute_dtype(ctx), name + ".bias", {out_features},
+      bias(create_parameter(*ctx.backend, ctx.head_dtype(), name + ".bias", {out_features},
                             {out_features}, TorchLayout::same)),
       ctx_(ctx),
-      compute_(compute_dtype(ctx)),
+      compute_(ctx.head_dtype()),
       in_features_(channels * height * width),
       out_features_(out_features) {
   weight.feature_channels = channels;

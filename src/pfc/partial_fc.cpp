@@ -73,6 +73,7 @@ void PartialFc::clear_injected_classes() { injected_.reset(); }
 
 void PartialFc::set_labels(const Tensor& labels) {
   const char* op = "PartialFc::set_labels";
+  labels_pending_ = false;  // until this batch's labels are gathered and checked
   PFC_CHECK(labels.defined() && labels.device() == DeviceKind::cpu && labels.rank() == 1,
             "{}: labels must be a host vector", op);
   check_dtype(labels, DType::i64, op, "labels");
@@ -81,7 +82,6 @@ void PartialFc::set_labels(const Tensor& labels) {
   const Tensor host = all_gather_host(comm_, backend_, labels);
   const std::int64_t* p = host.data<std::int64_t>();
   global_labels_.assign(p, p + host.numel());
-  labels_pending_ = false;
   check_labels(global_labels_, batch);
   labels_pending_ = true;
 }
@@ -205,8 +205,7 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
   if (class_sharded) comm_.all_reduce(target_prob, ReduceOp::sum);
 
   HeadGradients out;
-  Tensor prob_host = Tensor::host({rows}, DType::f32, MemoryPurpose::activations);
-  backend_.copy(target_prob, prob_host);
+  const Tensor prob_host = backend_.to_host(target_prob);
   const float* p = prob_host.data<float>();
   for (std::int64_t r = 0; r < rows; ++r)
     out.loss_sum -= std::log(std::max(static_cast<double>(p[r]), kMinTargetProb));

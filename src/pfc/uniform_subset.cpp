@@ -39,9 +39,10 @@ void keep_below(std::uint64_t key, std::uint64_t threshold, std::int64_t begin, 
 // not depend on the split.
 std::vector<std::int64_t> bernoulli_pass(std::int64_t n, std::uint64_t threshold,
                                          std::uint64_t key) {
-  const auto hardware = static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-  const std::int64_t threads =
-      std::clamp<std::int64_t>(n / kCandidatesPerThread, 1, std::min<std::int64_t>(hardware, kMaxThreads));
+  const auto hardware =
+      static_cast<std::int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::int64_t threads = std::clamp<std::int64_t>(
+      n / kCandidatesPerThread, 1, std::min<std::int64_t>(hardware, kMaxThreads));
   std::vector<std::vector<std::int64_t>> parts(static_cast<std::size_t>(threads));
   const std::int64_t chunk = (n + threads - 1) / threads;
   std::vector<std::thread> workers;
@@ -51,7 +52,8 @@ std::vector<std::int64_t> bernoulli_pass(std::int64_t n, std::uint64_t threshold
   keep_below(key, threshold, 0, std::min(n, chunk), parts[0]);
   for (std::thread& w : workers) w.join();
   std::vector<std::int64_t> kept = std::move(parts[0]);
-  for (std::size_t t = 1; t < parts.size(); ++t) kept.insert(kept.end(), parts[t].begin(), parts[t].end());
+  for (std::size_t t = 1; t < parts.size(); ++t)
+    kept.insert(kept.end(), parts[t].begin(), parts[t].end());
   return kept;
 }
 
@@ -95,8 +97,8 @@ std::vector<std::int64_t> uniform_subset(std::int64_t n, std::int64_t k, std::ui
   std::iota(position.begin(), position.end(), 0);
   std::vector<char> dropped(static_cast<std::size_t>(m), 0);
   for (std::int64_t i = 0; i < drop; ++i) {
-    const auto j = i + static_cast<std::int64_t>(uniform53(trim_key, static_cast<std::uint64_t>(i)) *
-                                                 static_cast<double>(m - i));
+    const double u = uniform53(trim_key, static_cast<std::uint64_t>(i));
+    const auto j = i + static_cast<std::int64_t>(u * static_cast<double>(m - i));
     std::swap(position[i], position[j]);
     dropped[position[i]] = 1;
   }

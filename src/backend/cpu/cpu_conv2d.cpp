@@ -205,7 +205,8 @@ void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const 
   const DType t = check_operands(g, op, x, "x", g.input_shape(), w, "w", g.filter_shape(), y, "y",
                                  g.output_shape());
   if (t == DType::f32) {
-    in_f64(x, w, y, [&](const double* xs, const double* ws, double* ys) { forward(g, xs, ws, ys); });
+    in_f64(x, w, y,
+           [&](const double* xs, const double* ws, double* ys) { forward(g, xs, ws, ys); });
     return;
   }
   cpu::dispatch_float(t, op, "x", [&](auto tag) {

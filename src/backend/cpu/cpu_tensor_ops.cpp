@@ -1,4 +1,5 @@
-// CPU data movement: copy, fill, the counter-RNG normal fill and element-type conversion between f16, f32 and f64.
+// CPU data movement: copy, fill, the counter-RNG normal fill and element-type conversion
+// between f16, f32 and f64.
 #include <cstring>
 
 #include "backend/cpu/cpu_backend.h"

@@ -1,6 +1,6 @@
-// Launchers for the elementwise kernels (elementwise_kernels.cu): fill, fill_normal, cast, add, axpy,
-// scale and add_row_vector on raw device pointers, queued on `stream`. Shapes and dtypes are
-// checked by CudaBackend before these are called.
+// Launchers for the elementwise kernels (elementwise_kernels.cu): fill, fill_normal, cast,
+// add, axpy, scale and add_row_vector on raw device pointers, queued on `stream`. Shapes and
+// dtypes are checked by CudaBackend before these are called.
 #pragma once
 
 #include <cuda_runtime_api.h>
