@@ -9,6 +9,7 @@
 
 #include "backend/cuda/cuda_backend_state.h"
 #include "backend/cuda/elementwise_kernels.h"
+#include "backend/cuda/library_versions.h"
 #include "core/error.h"
 
 namespace pfc {
@@ -77,6 +78,7 @@ CudaBackend::CudaBackend(int device_ordinal, std::size_t arena_bytes)
   const int count = cuda_visible_device_count();
   PFC_CHECK(device_ordinal >= 0 && device_ordinal < count,
             "CUDA device {} requested but {} device(s) are visible", device_ordinal, count);
+  warn_about_older_cuda_libraries();
   PFC_CHECK_CUDA(cudaSetDevice(device_ordinal));
   r_->ordinal = device_ordinal;
   cudaDeviceProp prop{};
