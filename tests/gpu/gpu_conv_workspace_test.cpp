@@ -1,4 +1,4 @@
-// The convolution workspace (backend/cuda/conv_workspace_policy.h): the policy's arithmetic,
+// The libraries' workspaces (backend/cuda/workspace_policy.h): the policy's arithmetic,
 // one workspace shared by every plan and counted in the ledger as `workspace`, no allocation
 // once a plan exists, and an algorithm that fits when the arena is short. The GPU cases use a
 // backend of their own, so that its ledger sees nothing but them.
@@ -7,7 +7,7 @@
 #include "gpu_test_support.h"
 
 #ifdef PFC_HAVE_CUDA
-#include "backend/cuda/conv_workspace_policy.h"
+#include "backend/cuda/workspace_policy.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/device_arena.h"
 #endif
@@ -34,17 +34,6 @@ std::int64_t workspace_in_use(CudaBackend& b) {
   return b.arena().ledger().snapshot().in_use[static_cast<std::size_t>(MemoryPurpose::workspace)];
 }
 
-Conv2dGeometry geometry(std::int64_t batch, std::int64_t hw, std::int64_t in, std::int64_t out,
-                        std::int64_t stride) {
-  Conv2dGeometry g;
-  g.batch = batch;
-  g.in_h = g.in_w = hw;
-  g.in_channels = in;
-  g.out_channels = out;
-  g.stride = stride;
-  return g;
-}
-
 // The three directions of one convolution on `b`, with inputs from the host.
 struct ConvRun {
   Tensor x, w, dy, y, dx, dw;
@@ -57,12 +46,21 @@ struct ConvRun {
       b.cast(d, h);
       return h;
     };
-    x = upload(random_host(g.input_shape(), -1.0, 1.0, 31));
-    w = upload(random_host(g.filter_shape(), -0.2, 0.2, 32));
-    dy = upload(random_host(g.output_shape(), -1.0, 1.0, 33));
+    x = upload(x_host(g));
+    w = upload(w_host(g));
+    dy = upload(dy_host(g));
     y = b.empty(g.output_shape(), dtype, MemoryPurpose::activations);
     dx = b.empty(g.input_shape(), dtype, MemoryPurpose::activations);
     dw = b.empty(g.filter_shape(), dtype, MemoryPurpose::gradients);
+  }
+  static Tensor x_host(const Conv2dGeometry& g) {
+    return random_host(g.input_shape(), -1.0, 1.0, 31);
+  }
+  static Tensor w_host(const Conv2dGeometry& g) {
+    return random_host(g.filter_shape(), -0.2, 0.2, 32);
+  }
+  static Tensor dy_host(const Conv2dGeometry& g) {
+    return random_host(g.output_shape(), -1.0, 1.0, 33);
   }
   void all_directions(CudaBackend& b, const Conv2dGeometry& g) {
     b.conv2d_forward(g, x, w, y);
@@ -75,10 +73,13 @@ struct ConvRun {
 TEST(GpuConvWorkspace, OneWorkspaceForAllPlansAndNoAllocationOnceAPlanExists) {
   PFC_REQUIRE_GPU();
   CudaBackend b(0, std::size_t{2} << 30);
-  const std::int64_t own = workspace_in_use(b);  // cuBLAS's workspace and the error flag
+  // Before any convolution: cuBLAS's workspace and the error flag, as the policy says.
+  const std::int64_t own = workspace_in_use(b);
+  EXPECT_EQ(own, static_cast<std::int64_t>(cuda::kCublasWorkspaceBytes + DeviceArena::kAlignment));
   std::int64_t held = 0;
-  for (const Conv2dGeometry& g : {geometry(8, 28, 64, 64, 1), geometry(8, 28, 64, 128, 2),
-                                  geometry(8, 14, 128, 128, 1)}) {
+  for (const Conv2dGeometry& g :
+       {conv_geometry(8, 28, 64, 64, 3, 1, 1), conv_geometry(8, 28, 64, 128, 3, 2, 1),
+        conv_geometry(8, 14, 128, 128, 3, 1, 1)}) {
     for (const DType dtype : {DType::f16, DType::f32}) {
       ConvRun run(b, g, dtype);
       run.all_directions(b, g);
@@ -101,7 +102,7 @@ TEST(GpuConvWorkspace, OneWorkspaceForAllPlansAndNoAllocationOnceAPlanExists) {
 
 TEST(GpuConvWorkspace, AShortArenaGetsAnAlgorithmThatFits) {
   PFC_REQUIRE_GPU();
-  const Conv2dGeometry g = geometry(4, 28, 64, 64, 1);
+  const Conv2dGeometry g = conv_geometry(4, 28, 64, 64, 3, 1, 1);
   CudaBackend b(0, 64 * kMiB);
   const std::int64_t own = workspace_in_use(b);
   ConvRun run(b, g, DType::f32);
@@ -113,19 +114,11 @@ TEST(GpuConvWorkspace, AShortArenaGetsAnAlgorithmThatFits) {
   run.all_directions(b, g);
   EXPECT_LE(workspace_in_use(b) - own, static_cast<std::int64_t>(kMiB / 4));
 
-  CpuBackend& cpu = cpu_backend();
-  const Tensor x = random_host(g.input_shape(), -1.0, 1.0, 31);
-  const Tensor w = random_host(g.filter_shape(), -0.2, 0.2, 32);
-  const Tensor dy = random_host(g.output_shape(), -1.0, 1.0, 33);
-  Tensor want_y = Tensor::host(g.output_shape(), DType::f32);
-  Tensor want_dx = Tensor::host(g.input_shape(), DType::f32);
-  Tensor want_dw = Tensor::host(g.filter_shape(), DType::f32);
-  cpu.conv2d_forward(g, x, w, want_y);
-  cpu.conv2d_backward_data(g, dy, w, want_dx);
-  cpu.conv2d_backward_filter(g, x, dy, want_dw);
-  expect_close(b.to_host(run.y), want_y, kTolF32, "forward with a short arena");
-  expect_close(b.to_host(run.dx), want_dx, kTolF32, "backward data with a short arena");
-  expect_close(b.to_host(run.dw), want_dw, kTolF32, "backward filter with a short arena");
+  const ConvReference want = cpu_conv_reference(g, ConvRun::x_host(g), ConvRun::w_host(g),
+                                                ConvRun::dy_host(g));
+  expect_close(b.to_host(run.y), want.y, kTolF32, "forward with a short arena");
+  expect_close(b.to_host(run.dx), want.dx, kTolF32, "backward data with a short arena");
+  expect_close(b.to_host(run.dw), want.dw, kTolF32, "backward filter with a short arena");
 }
 
 #else

@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "backend/cuda/conv_workspace_policy.h"
+#include "backend/cuda/workspace_policy.h"
 #include "core/error.h"
 
 namespace pfc::cuda {

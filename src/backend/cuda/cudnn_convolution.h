@@ -1,7 +1,7 @@
 // cuDNN convolutions for the CUDA backend: NHWC activations, OHWI filters (cuDNN's NHWC
 // filter format), no bias. One plan per (geometry, dtype): descriptors plus, per direction,
 // the algorithm cudnnFind*Ex measured fastest and its workspace size, found at first use and
-// cached. All plans share one workspace, sized by conv_workspace_policy.h. f16 runs on tensor
+// cached. All plans share one workspace, sized by workspace_policy.h. f16 runs on tensor
 // cores with f32 accumulation; f32 is restricted to FMA math (no TF32), so fp32 runs agree
 // with the CPU backend to f32 rounding.
 #pragma once
@@ -45,7 +45,7 @@ class CudnnConvolution {
   Plan& plan(const Conv2dGeometry& g, DType dtype);
   // One direction's algorithm for plan p: measured by `find(workspace, bytes, results, capacity,
   // &count)` (a cudnnFind*Ex), else from `heuristics(results, capacity, &count)`; the shared
-  // workspace is resized around it as conv_workspace_policy.h says.
+  // workspace is resized around it as workspace_policy.h says.
   template <class Perf, int kCapacity, class Find, class Heuristics>
   Choice<decltype(Perf::algo)> choose(const Plan& p, cudnnConvolutionDescriptor_t conv,
                                       const char* direction, Find&& find,
