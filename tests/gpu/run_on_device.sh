@@ -40,7 +40,6 @@ BUDGET_S=${PFC_DEVICE_BUDGET_S:-420}
 PACK_RESERVE_S=10
 ARCHIVE_LIMIT_BYTES=$((15 * 1024 * 1024))  # under the 16 MiB a returned file may have
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/pfc-device.XXXXXX")
 STEPS=()  # "step|limit|seconds|result"
 ROWS=()   # "case|samples/s|GiB ours/device|PyTorch samples/s|PyTorch GiB"
 NOTES=()  # lines for the summary's end
@@ -53,13 +52,13 @@ ORDER=()
 plan() { ORDER+=("$1"); LIMIT[$1]=$2; }
 plan nvidia_smi 5
 plan pfc_info 10
-plan gpu_tests 50
+plan gpu_tests 40
 plan train_cpu 15
-plan train_cuda 25
-plan train_cuda_fp16 25
-plan bench_backbone 35
-plan bench_mp_3m 40
-plan bench_pfc_3m 40
+plan train_cuda 20
+plan train_cuda_fp16 20
+plan bench_backbone 40
+plan bench_mp_3m 50
+plan bench_pfc_3m 50
 plan golden_fp32_tiny 15
 plan golden_fp16_tiny 15
 plan golden_fp32_r50 20
@@ -71,8 +70,10 @@ plan sweep 0  # 0: what is left
 read -r -a WANTED <<<"${PFC_DEVICE_STEPS:-}"
 if [[ ${PFC_DEVICE_PART:-} == sweep ]]; then WANTED=(pfc_info sweep); fi
 for step in "${WANTED[@]}"; do
-  [[ -n ${LIMIT[$step]+set} ]] || { echo "run_on_device: unknown step '$step' (PFC_DEVICE_STEPS)"; \
-    echo "steps: ${ORDER[*]}"; exit 2; }
+  if [[ -z ${LIMIT[$step]+set} ]]; then
+    echo "run_on_device: unknown step '$step' in PFC_DEVICE_STEPS; the steps: ${ORDER[*]}"
+    exit 2
+  fi
 done
 selected() {
   ((${#WANTED[@]} == 0)) && return 0
@@ -82,6 +83,7 @@ selected() {
 }
 PLANNED_S=0
 for step in "${ORDER[@]}"; do selected "$step" && PLANNED_S=$((PLANNED_S + LIMIT[$step])); done
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/pfc-device.XXXXXX")
 
 # ---- the end: summary and archive, however the script stops -----------------------------
 write_summary() {
