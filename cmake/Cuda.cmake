@@ -48,29 +48,39 @@ function(pfc_find_cuda_library prefix header library)
   set(${prefix}_VERSION "${version}" PARENT_SCOPE)
 endfunction()
 
-# pfc_default_cuda_architectures(OUT): the default list described above for this nvcc.
-function(pfc_default_cuda_architectures out)
+# pfc_buildable_cuda_codes(OUT): the sm_NN this nvcc builds (its --list-gpu-code), as numbers;
+# empty when it cannot tell (an nvcc too old to list them).
+function(pfc_buildable_cuda_codes out)
   execute_process(COMMAND ${CMAKE_CUDA_COMPILER} --list-gpu-code OUTPUT_VARIABLE codes
                   RESULT_VARIABLE status ERROR_QUIET)
-  string(REGEX MATCHALL "sm_[0-9]+" codes "${codes}")
-  set(buildable)
+  set(numbers)
+  if(status EQUAL 0)
+    string(REGEX MATCHALL "sm_[0-9]+" codes "${codes}")
+    string(REPLACE "sm_" "" numbers "${codes}")
+  endif()
+  set(${out} ${numbers} PARENT_SCOPE)
+endfunction()
+
+# pfc_default_cuda_architectures(OUT BUILDABLE...): the default list described above.
+function(pfc_default_cuda_architectures out)
+  set(chosen)
   foreach(arch 70 75 80 90)
-    if(NOT status EQUAL 0 OR "sm_${arch}" IN_LIST codes)
-      list(APPEND buildable ${arch})
+    if(NOT ARGN OR arch IN_LIST ARGN)
+      list(APPEND chosen ${arch})
     endif()
   endforeach()
-  if(NOT buildable)
+  if(NOT chosen)
     message(FATAL_ERROR "pfc: ${CMAKE_CUDA_COMPILER} builds none of sm_70, 75, 80, 90; set "
                         "CMAKE_CUDA_ARCHITECTURES for your GPUs")
   endif()
-  if(status EQUAL 0 AND NOT "sm_70" IN_LIST codes)
+  if(ARGN AND NOT 70 IN_LIST ARGN)
     message(STATUS "pfc: this nvcc cannot build for Volta (sm_70, e.g. V100): V100 clusters "
                    "need pfc built with a CUDA 12.x or older toolkit")
   endif()
-  list(POP_BACK buildable newest)
-  list(TRANSFORM buildable APPEND "-real")
-  list(APPEND buildable ${newest})  # "90" is machine code and PTX
-  set(${out} ${buildable} PARENT_SCOPE)
+  list(POP_BACK chosen newest)
+  list(TRANSFORM chosen APPEND "-real")
+  list(APPEND chosen ${newest})  # "90" is machine code and PTX
+  set(${out} ${chosen} PARENT_SCOPE)
 endfunction()
 
 if(NOT PFC_CUDA STREQUAL "OFF")
@@ -111,8 +121,20 @@ if(NOT PFC_CUDA STREQUAL "OFF")
 endif()
 
 if(PFC_HAVE_CUDA)
+  pfc_buildable_cuda_codes(pfc_buildable)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-    pfc_default_cuda_architectures(CMAKE_CUDA_ARCHITECTURES)
+    pfc_default_cuda_architectures(CMAKE_CUDA_ARCHITECTURES ${pfc_buildable})
+  elseif(pfc_buildable)
+    # Said here, before nvcc's own "Unsupported gpu architecture" deep in a compiler check.
+    foreach(arch ${CMAKE_CUDA_ARCHITECTURES})
+      string(REGEX REPLACE "-(real|virtual)$" "" number "${arch}")
+      if(number MATCHES "^[0-9]+$" AND NOT number IN_LIST pfc_buildable)
+        list(JOIN pfc_buildable ", " pfc_buildable)
+        message(FATAL_ERROR "pfc: CMAKE_CUDA_ARCHITECTURES asks for ${arch}, which this nvcc "
+                            "(${CMAKE_CUDA_COMPILER}) cannot build; it builds ${pfc_buildable}. "
+                            "Volta (70, V100) needs a CUDA 12.x or older toolkit.")
+      endif()
+    endforeach()
   endif()
   enable_language(CUDA)
   # CMake 3.25 knows no C++20 flag for nvcc; the kernels (.cu) need only C++17.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configuring the CUDA build (cmake/Cuda.cmake) as a cluster user would: NCCL_ROOT (as a module
-# sets it) is where NCCL is taken from, ahead of the toolkit's copy; and with PFC_CUDA=ON a
-# cuDNN that is not there is a configure error naming it. Skipped (77) in a CPU-only build.
+# sets it) is where NCCL is taken from, ahead of the toolkit's copy; with PFC_CUDA=ON a cuDNN
+# that is not there is a configure error naming it; so is a CMAKE_CUDA_ARCHITECTURES entry
+# this nvcc cannot build. Skipped (77) in a CPU-only build.
 set -uo pipefail
 
 build=${PFC_BINARY_DIR:?PFC_BINARY_DIR must name the build folder}
@@ -33,5 +34,13 @@ configure "$work/missing" -DPFC_CUDA=ON -DCUDNN_INCLUDE_DIR="$work/no_cudnn" &&
   fail "PFC_CUDA=ON without cuDNN configured"
 grep -q "PFC_CUDA=ON but not found: cuDNN" "$work/missing.log" ||
   fail "the error does not name cuDNN: $(cat "$work/missing.log")"
+
+# A GPU code this nvcc cannot build (Volta, with CUDA 13) is refused before nvcc is tried.
+if ! "$nvcc" --list-gpu-code | grep -qx sm_70; then
+  configure "$work/volta" -DCMAKE_CUDA_ARCHITECTURES="70;90" &&
+    fail "CMAKE_CUDA_ARCHITECTURES=70;90 configured with an nvcc that cannot build sm_70"
+  grep -q "CMAKE_CUDA_ARCHITECTURES asks for 70, which this nvcc" "$work/volta.log" ||
+    fail "no message naming the architecture: $(cat "$work/volta.log")"
+fi
 
 ((failures == 0)) && echo "CUDA configure: NCCL_ROOT honoured, a missing cuDNN named"
