@@ -13,11 +13,12 @@
 # folders deep. Steps write into a scratch folder that is packed at the end.
 #
 # The plan runs what decides whether the rest is worth running first (the gpu tests, the
-# cuda-vs-cpu training losses), then the headline benchmarks, then golden and the rest. Each
-# step has a limit (LIMIT below); the limits add up to less than the budget
-# (PFC_DEVICE_BUDGET_S, default 420 s, less PACK_RESERVE_S for packing), and a step whose
-# limit no longer fits in what is left is skipped, never started short. The sweep comes last
-# and gets what the steps before it did not use.
+# cuda-vs-cpu training losses: when both fail, the GPU steps after them are skipped), then the
+# headline benchmarks, then golden and the rest. Each step has a limit (LIMIT below); the
+# limits add up to less than the budget (PFC_DEVICE_BUDGET_S, default 420 s, less
+# PACK_RESERVE_S for packing), and a step whose limit no longer fits in what is left is
+# skipped, never started short. The sweep comes last and gets what the steps before it did
+# not use.
 #
 # Variables:
 #   PFC_DIST             the installed tree (default ./dist)
@@ -190,13 +191,17 @@ run_inline() {
   return "$rc"
 }
 
-# gpu_step NAME: false (and the step recorded as skipped) when there is no GPU or the step
-# was not selected.
+# gpu_step NAME: false (and the step recorded as skipped) when there is no GPU, when the first
+# steps showed that the GPU runs nothing (NO_GO says why), or the step was not selected.
+NO_GO=""
 gpu_step() {
   selected "$1" || return 1
-  if ((GPUS == 0)); then
+  local why=""
+  ((GPUS == 0)) && why="no GPU visible"
+  [[ -z $why && -n $NO_GO ]] && why=$NO_GO
+  if [[ -n $why ]]; then
     LAST_TOOK=0
-    record "$1" "SKIPPED (no GPU visible)"
+    record "$1" "SKIPPED ($why)"
     return 1
   fi
   return 0
@@ -301,6 +306,7 @@ if ((GPUS > 0)) && command -v nvidia-smi >/dev/null; then
 fi
 
 # ---- gpu-labelled tests ----------------------------------------------------------------------
+gpu_tests_passed=""
 if gpu_step gpu_tests; then
   run_step gpu_tests "$BIN/pfc_gpu_tests" --gtest_color=no
   rc=$?
@@ -310,7 +316,8 @@ if gpu_step gpu_tests; then
     n=$(sed -n "s/^\[  $1 *\] \([0-9]*\) tests*[.,].*/\1/p" "$log" | tail -n 1)
     echo "${n:-0}"
   }
-  record gpu_tests "$(verdict $rc) ($(count PASSED) passed, $(count SKIPPED) skipped," \
+  gpu_tests_passed=$(count PASSED)
+  record gpu_tests "$(verdict $rc) ($gpu_tests_passed passed, $(count SKIPPED) skipped," \
     "$(count FAILED) failed)"
   while read -r line; do NOTES+=("gpu test failed: $line"); done < <(sed -n \
     's/^\[  FAILED  \] \([A-Za-z][^ ,]*\).*/\1/p' "$log" | sort -u)
@@ -390,9 +397,11 @@ if selected train_cpu; then
   record train_cpu "$(verdict $rc_cpu)$( ((rc_cpu == 125)) || echo " ($n of 20 losses)")"
   add_row "smoke, tiny, cpu f32" "$rc_cpu" "$WORK/train_cpu" "-" "-"
 fi
+rc_cuda=126
 if gpu_step train_cuda; then
   train_smoke train_cuda cuda false
   rc=$?
+  rc_cuda=$rc
   if ((rc != 0)); then
     record train_cuda "$(verdict $rc)"
   elif ((rc_cpu != 0)); then
@@ -413,6 +422,10 @@ if gpu_step train_cuda_fp16; then
   n=$(finite_losses train_cuda_fp16)
   if ((rc == 0 && n != 20)); then rc=3; fi
   record train_cuda_fp16 "$(verdict $rc)$( ((rc == 125)) || echo " ($n of 20 finite losses)")"
+fi
+# Nothing later is worth its minutes when no GPU test passed and the cuda training run failed.
+if [[ $gpu_tests_passed == 0 ]] && ((rc_cuda != 0 && rc_cuda != 126)); then
+  NO_GO="no GPU test passed and the cuda training run failed"
 fi
 tail -n 2 "$WORK"/train_*.log 2>/dev/null
 
