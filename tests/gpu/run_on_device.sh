@@ -28,10 +28,10 @@
 #   PFC_DEVICE_LIB_DIRS  folders to consider, before the usual ones, for newer CUDA libraries
 #   PFC_BENCH_SETS       overrides added to every benchmark run, e.g. "--set data_workers=8"
 #
-# The device call, from the repository root of the machine that built pfc (dist must stay
-# under the call's 64 MiB; tests/gpu/README.md has the measured sizes):
-#   cmake --install build --prefix dist
-#   run: command "tests/gpu/run_on_device.sh $OUT", carry ["dist"], timeout_s 600
+# On the GPU machine, from the repository root, with dist built and carried along (it must
+# stay under the 64 MiB the checkout may take; tests/gpu/README.md has the measured sizes):
+#   cmake --install build --prefix dist          # on the machine that built pfc
+#   tests/gpu/run_on_device.sh "$OUT"            # carry ["dist"], timeout_s 600
 # and, for a rerun of what was red: PFC_DEVICE_STEPS="gpu_tests bench_pfc_3m" ... likewise.
 set -u -o pipefail
 
