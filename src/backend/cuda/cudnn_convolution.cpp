@@ -1,3 +1,5 @@
+// cuDNN convolutions (cudnn_convolution.h): plans cached per shape, the algorithm choice, and
+// the one workspace every plan shares (workspace_policy.h).
 #include "backend/cuda/cudnn_convolution.h"
 
 #include <fmt/format.h>

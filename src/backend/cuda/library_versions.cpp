@@ -1,3 +1,5 @@
+// Which CUDA libraries this process runs on, and the warning when one is older than the build
+// (library_versions.h).
 #include "backend/cuda/library_versions.h"
 
 #include <cublas_v2.h>
