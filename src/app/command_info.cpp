@@ -8,6 +8,7 @@
 
 #include "app/commands.h"
 #include "backend/backend.h"
+#include "core/build_revision.h"
 
 #ifdef PFC_HAVE_CUDA
 #include "backend/cuda/library_versions.h"
@@ -21,7 +22,7 @@ int run_info() {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return kExitOk;
-  fmt::print("pfc {} ({})\n", PFC_VERSION, PFC_GIT_REVISION);
+  fmt::print("pfc {} ({})\n", PFC_VERSION, git_revision());
   fmt::print("backends: cpu{}\n", cuda_compiled() ? ", cuda" : " (CPU-only build: no CUDA)");
   if (cuda_compiled()) fmt::print("visible GPUs: {}\n", cuda_device_count());
 #ifdef PFC_HAVE_CUDA
