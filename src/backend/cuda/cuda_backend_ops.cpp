@@ -45,6 +45,7 @@ void require_conv_operands(const Conv2dGeometry& g, const Tensor& act, const cha
                            const Shape& act_shape, const Tensor& w, const char* w_name,
                            const Tensor& out, const char* out_name, const Shape& out_shape,
                            const char* op) {
+  check_conv_geometry(g, op);
   require_float(act, op, act_name);
   require_device(w, op, w_name);
   require_device(out, op, out_name);
