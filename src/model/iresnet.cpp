@@ -56,7 +56,7 @@ IResNet::IResNet(Backend& backend, const IResNetOptions& options)
   bn2_->collect(parameters_, buffers_);
   fc_ = std::make_unique<FlattenLinear>(ctx_, "fc", in_channels, final_size, final_size,
                                         options.embedding_size);
-  parameters_.insert(parameters_.end(), {&fc_->weight, &fc_->bias});
+  fc_->collect(parameters_);
   features_ = std::make_unique<BatchNorm>(ctx_, "features", options.embedding_size,
                                           /*trainable_scale=*/false);
   features_->collect(parameters_, buffers_);

@@ -4,17 +4,19 @@ namespace pfc {
 
 FlattenLinear::FlattenLinear(const ModelContext& ctx, const std::string& name,
                              std::int64_t channels, std::int64_t height, std::int64_t width,
-                             std::int64_t out_features)
+                             std::int64_t out_features, bool with_bias)
     : weight(create_parameter(*ctx.backend, ctx.head_dtype(), name + ".weight",
                               {out_features, channels * height * width},
                               {out_features, channels * height * width},
                               TorchLayout::linear_from_nchw)),
-      bias(create_parameter(*ctx.backend, ctx.head_dtype(), name + ".bias", {out_features},
-                            {out_features}, TorchLayout::same)),
+      bias(with_bias ? create_parameter(*ctx.backend, ctx.head_dtype(), name + ".bias",
+                                        {out_features}, {out_features}, TorchLayout::same)
+                     : Parameter{}),
       ctx_(ctx),
       compute_(ctx.head_dtype()),
       in_features_(channels * height * width),
-      out_features_(out_features) {
+      out_features_(out_features),
+      with_bias_(with_bias) {
   weight.feature_channels = channels;
   weight.feature_hw = height * width;
 }
@@ -37,7 +39,7 @@ Tensor FlattenLinear::forward(const Tensor& x) {
   }
   Tensor y = be.empty({n, out_features_}, compute_, MemoryPurpose::activations);
   be.gemm(false, true, 1.0, x2d, compute_copy(weight), 0.0, y);
-  be.add_row_vector(y, compute_copy(bias));
+  if (with_bias_) be.add_row_vector(y, compute_copy(bias));
   saved_input_ = x2d;
   return y;
 }
@@ -46,14 +48,16 @@ Tensor FlattenLinear::backward(const Tensor& dy) {
   Backend& be = *ctx_.backend;
   if (compute_ == DType::f32) {
     be.gemm(true, false, 1.0, dy, saved_input_, 0.0, weight.grad);
-    be.sum_rows(dy, bias.grad);
+    if (with_bias_) be.sum_rows(dy, bias.grad);
   } else {
     Tensor dw = be.empty(weight.value.shape(), compute_, MemoryPurpose::gradients);
-    Tensor db = be.empty(bias.value.shape(), compute_, MemoryPurpose::gradients);
     be.gemm(true, false, 1.0, dy, saved_input_, 0.0, dw);
-    be.sum_rows(dy, db);
     be.cast(dw, weight.grad);
-    be.cast(db, bias.grad);
+    if (with_bias_) {
+      Tensor db = be.empty(bias.value.shape(), compute_, MemoryPurpose::gradients);
+      be.sum_rows(dy, db);
+      be.cast(db, bias.grad);
+    }
   }
   Tensor dx = be.empty({dy.dim(0), in_features_}, compute_, MemoryPurpose::activations);
   be.gemm(false, false, 1.0, dy, compute_copy(weight), 0.0, dx);
@@ -62,6 +66,11 @@ Tensor FlattenLinear::backward(const Tensor& dy) {
   Tensor converted = ctx_.activation(input_shape_);
   be.cast(dx.reshape(input_shape_), converted);
   return converted;
+}
+
+void FlattenLinear::collect(std::vector<Parameter*>& parameters) {
+  parameters.push_back(&weight);
+  if (with_bias_) parameters.push_back(&bias);
 }
 
 }  // namespace pfc

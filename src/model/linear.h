@@ -1,9 +1,11 @@
-// iresnet's `fc`: flattens the [n, h, w, c] feature map and applies Linear(c*h*w -> out) with
-// bias, in f32 even in fp16 mode (as arcface_torch does) and in f64 in the reference mode.
-// Its weight is exported with PyTorch's NCHW flatten order.
+// iresnet's `fc`, and the Linear(512 -> emb, bias=False) of MobileFaceNet's GDC head: flattens
+// the [n, h, w, c] feature map and applies Linear(c*h*w -> out), with or without bias, in f32
+// even in fp16 mode (as arcface_torch does) and in f64 in the reference mode. Its weight is
+// exported with PyTorch's NCHW flatten order.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "model/model_context.h"
 #include "model/parameter.h"
@@ -13,15 +15,18 @@ namespace pfc {
 class FlattenLinear {
  public:
   FlattenLinear(const ModelContext& ctx, const std::string& name, std::int64_t channels,
-                std::int64_t height, std::int64_t width, std::int64_t out_features);
+                std::int64_t height, std::int64_t width, std::int64_t out_features,
+                bool with_bias = true);
 
   // x [n, h, w, c] of the activation dtype -> y [n, out] f32 (f64 in the reference mode).
   Tensor forward(const Tensor& x);
   // dy [n, out] as forward's y -> dx [n, h, w, c] of the activation dtype.
   Tensor backward(const Tensor& dy);
   void release() { saved_input_ = Tensor(); }
+  // weight, then bias unless there is none, in PyTorch's order.
+  void collect(std::vector<Parameter*>& parameters);
 
-  Parameter weight, bias;
+  Parameter weight, bias;  // bias: no tensors when built without one
 
  private:
   // The master value in f32 mode, the working copy otherwise.
@@ -30,6 +35,7 @@ class FlattenLinear {
   ModelContext ctx_;
   DType compute_;
   std::int64_t in_features_, out_features_;
+  bool with_bias_;
   Shape input_shape_;
   Tensor saved_input_;  // [n, in] in the compute dtype
 };

@@ -139,7 +139,8 @@ INSTANTIATE_TEST_SUITE_P(
                       geometry(2, 8, 7, 3, 2, 3, 2, 0),   // 3x3 s2 no padding
                       geometry(2, 6, 7, 6, 4, 3, 1, 1, 2),  // 2 groups of 3 -> 2 channels
                       geometry(2, 6, 6, 4, 8, 3, 1, 1, 4),  // 4 groups of 1 -> 2 channels
-                      geometry(2, 7, 6, 5, 5, 3, 2, 1, 5),  // depthwise 3x3 s2 (mbf)
+                      geometry(2, 7, 6, 5, 5, 3, 2, 1, 5),  // depthwise 3x3 s2, odd height
+                      geometry(2, 6, 6, 6, 6, 3, 2, 1, 6),  // depthwise 3x3 s2, even (mbf)
                       geometry(2, 7, 7, 6, 6, 7, 1, 0, 6),  // depthwise 7x7 to 1x1 (GDC)
                       geometry(3, 5, 4, 4, 6, 1, 1, 0, 2),  // grouped 1x1 s1: no im2col
                       geometry(2, 6, 5, 6, 3, 1, 2, 0, 3)), // grouped 1x1 s2
