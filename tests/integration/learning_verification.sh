@@ -35,7 +35,7 @@ start=$SECONDS
 
 # The problem. 64x64 photos keep a step of the small network cheap enough for a useful number
 # of steps in CI (the verification images have the network's size, so nothing is resized).
-size=64 train_ids=200 per_id=20 test_ids=100 test_per_id=10 pairs=1000
+size=64 train_ids=200 per_id=20 test_ids=100 test_per_id=10 pairs=600
 steps=200 verbose=50 ranks=2 batch=32
 "$make_faces" "$work/train_photos" $train_ids $per_id $size --photos 0 ||
   fail "pfc_make_faces (train)"
@@ -75,44 +75,58 @@ accuracy_of() {  # accuracy_of LOG NAME [STEP]: the Accuracy-Flip value of a log
   grep -F "${tag}Accuracy-Flip: " "$1" | tail -1 | sed 's/.*Accuracy-Flip: \([0-9.]*\)+-.*/\1/'
 }
 
+verify() {  # verify RUN: pfc verify on both files, which must agree; sets $accuracy
+  mpiexec -n $ranks "$PFC" verify "$work/$1" "$work/data/synth_py2.bin" \
+    "$work/data/synth_py3.bin" >"$work/verify_$1.log" 2>&1 || fail "pfc verify $1: exit code $?"
+  local py2 py3
+  py2=$(accuracy_of "$work/verify_$1.log" synth_py2)
+  py3=$(accuracy_of "$work/verify_$1.log" synth_py3)
+  [ -n "$py2" ] && [ "$py2" = "$py3" ] || fail "$1: accuracies '$py2' (py2 file), '$py3' (py3)"
+  accuracy=$py2
+}
+
 # Before training.
 train untrained --set steps=1 --set lr=1e-12 --set checkpoint_every=0
-"$PFC" verify "$work/untrained" "$work/data/synth_py2.bin" "$work/data/synth_py3.bin" \
-  >"$work/verify_untrained.log" 2>&1 || fail "pfc verify (untrained): exit code $?"
-before=$(accuracy_of "$work/verify_untrained.log" synth_py2)
-[ "$before" = "$(accuracy_of "$work/verify_untrained.log" synth_py3)" ] ||
-  fail "untrained: the two protocols' files give different accuracies"
+verify untrained
+before=$accuracy
 echo "untrained: Accuracy-Flip $before ($((SECONDS - start)) s)"
 
-# Training, verified every $verbose steps on both files as arcface_torch's callback does.
+# Training, verified every $verbose steps as arcface_torch's callback does (on the Python 3
+# file; both files hold the same pairs, and pfc verify reads both before and after).
 train trained --set steps=$steps --set lr=1.6 --set verbose=$verbose \
-  --set val_targets=[\"synth_py2\",\"synth_py3\"] --set checkpoint_every=0
-echo "learning curve (step: Accuracy-Flip; training loss):"
+  --set val_targets=[\"synth_py3\"] --set checkpoint_every=0
+echo "learning curve (step: Accuracy-Flip, training loss):"
 echo "  0: $before"
 for step in $(seq $verbose $verbose $steps); do
-  a2=$(accuracy_of "$work/trained.log" synth_py2 $step)
-  a3=$(accuracy_of "$work/trained.log" synth_py3 $step)
+  at_step=$(accuracy_of "$work/trained.log" synth_py3 $step)
   loss=$(grep -E "Global Step: $step\$" "$work/trained.log" | sed 's/.*Loss \([0-9.]*\) .*/\1/')
-  echo "  $step: $a2 ($loss)"
-  [ -n "$a2" ] && [ "$a2" = "$a3" ] || fail "step $step: accuracies '$a2' (py2) and '$a3' (py3)"
+  echo "  $step: ${at_step:-missing}, $loss"
+  [ -n "$at_step" ] || fail "step $step: no [synth_py3][$step]Accuracy-Flip line"
 done
-after=$(accuracy_of "$work/trained.log" synth_py2 $steps)
+after=$(accuracy_of "$work/trained.log" synth_py3 $steps)
 echo "training: $((SECONDS - start)) s"
 
-# Bounds, from measurements of this test (see the note at the end of this file).
+# Bounds, from measurements (1000 pairs of these photos, this network and schedule, scored
+# through the exported model): the untrained network 0.589, after 50 / 100 / 150 / 200 steps
+# 0.667 / 0.710 / 0.755 / 0.804, while the loss fell from 16.5 to 9.75 (11.7 is the loss of
+# embeddings that do not tell the classes apart: s * m + ln(classes)). An untrained network
+# is not at exactly 0.5: random convolutions already see the photos' colours. With 600
+# pairs one accuracy has a standard error of about 0.02, so the bounds stand 3 or more of
+# those from the measured values: before at most 0.65 (chance is 0.5; above that the photos
+# would be too easy to tell apart untrained), after at least 0.72, and a gain of at least
+# 0.10 (the measured gain is 0.21).
 python3 - "$before" "$after" <<'PY' || fail "accuracy before $before, after $after"
 import sys
 before, after = map(float, sys.argv[1:])
-ok = 0.45 <= before <= 0.65 and after >= 0.70 and after - before >= 0.08
-print(f"before {before:.5f} in [0.45, 0.65]; after {after:.5f} >= 0.70 and "
-      f"{after - before:+.5f} >= +0.08: {'ok' if ok else 'FAIL'}")
+ok = 0.40 <= before <= 0.65 and after >= 0.72 and after - before >= 0.10
+print(f"before {before:.5f} in [0.40, 0.65]; after {after:.5f} >= 0.72 and "
+      f"{after - before:+.5f} >= +0.10: {'ok' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)
 PY
 
 # pfc verify on the final checkpoint says what the run's last verification said.
-"$PFC" verify "$work/trained" "$work/data/synth_py2.bin" >"$work/verify_trained.log" 2>&1 ||
-  fail "pfc verify (trained): exit code $?"
-verified=$(accuracy_of "$work/verify_trained.log" synth_py2)
+verify trained
+verified=$accuracy
 [ "$verified" = "$after" ] || fail "pfc verify gives $verified, the run's last verification $after"
 
 # The exported model against pfc embed.
