@@ -27,6 +27,11 @@ void ConvBlock::release() {
   if (prelu_) prelu_->release();
 }
 
+GraphValue ConvBlock::trace(InferenceGraph& graph, GraphValue x) const {
+  const GraphValue y = bn_.trace(graph, conv_.trace(graph, x));
+  return prelu_ ? prelu_->trace(graph, y) : y;
+}
+
 void ConvBlock::collect(std::vector<Parameter*>& parameters, std::vector<Buffer*>& buffers) {
   parameters.push_back(&conv_.weight);
   bn_.collect(parameters, buffers);

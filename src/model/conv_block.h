@@ -33,6 +33,7 @@ class ConvBlock {
   Tensor backward(const Tensor& dy, bool need_input_grad = true);
   void release();
   void collect(std::vector<Parameter*>& parameters, std::vector<Buffer*>& buffers);
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
  private:
   Conv2d conv_;

@@ -41,6 +41,11 @@ Tensor DepthWise::backward(const Tensor& dy) {
   return dx;
 }
 
+GraphValue DepthWise::trace(InferenceGraph& graph, GraphValue x) const {
+  const GraphValue y = project_.trace(graph, depthwise_.trace(graph, expand_.trace(graph, x)));
+  return residual_ ? graph.add(y, x) : y;
+}
+
 void DepthWise::release() {
   expand_.release();
   depthwise_.release();

@@ -27,6 +27,7 @@ class DepthWise {
   Tensor backward(const Tensor& dy);
   void release();
   void collect(std::vector<Parameter*>& parameters, std::vector<Buffer*>& buffers);
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
  private:
   ModelContext ctx_;

@@ -22,6 +22,10 @@ Tensor GdcHead::backward(const Tensor& dy) {
   return gdc_.backward(linear_.backward(bn_.backward(dy)));
 }
 
+GraphValue GdcHead::trace(InferenceGraph& graph, GraphValue x) const {
+  return bn_.trace(graph, linear_.trace(graph, gdc_.trace(graph, x)));
+}
+
 void GdcHead::release() {
   gdc_.release();
   linear_.release();

@@ -73,4 +73,12 @@ void FlattenLinear::collect(std::vector<Parameter*>& parameters) {
   if (with_bias_) parameters.push_back(&bias);
 }
 
+GraphValue FlattenLinear::trace(InferenceGraph& graph, GraphValue x) const {
+  const GraphValue flat = graph.flatten(x);
+  const NamedTensor w = torch_named_value(*ctx_.backend, weight);
+  if (!with_bias_) return graph.linear(flat, w, nullptr);
+  const NamedTensor b = torch_named_value(*ctx_.backend, bias);
+  return graph.linear(flat, w, &b);
+}
+
 }  // namespace pfc

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/inference_graph.h"
 #include "model/model_context.h"
 #include "model/parameter.h"
 
@@ -25,6 +26,8 @@ class FlattenLinear {
   void release() { saved_input_ = Tensor(); }
   // weight, then bias unless there is none, in PyTorch's order.
   void collect(std::vector<Parameter*>& parameters);
+  // Flatten, then Linear with PyTorch's [out, c*h*w] weight (and bias, where there is one).
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
   Parameter weight, bias;  // bias: no tensors when built without one
 

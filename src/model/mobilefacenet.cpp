@@ -109,6 +109,13 @@ void MobileFaceNet::backward(const Tensor& embeddings_grad) {
   stem_.backward(d, /*need_input_grad=*/false);
 }
 
+GraphValue MobileFaceNet::trace(InferenceGraph& graph, GraphValue images) const {
+  GraphValue x = stem_.trace(graph, images);
+  if (grouped_) x = grouped_->trace(graph, x);
+  for (const auto& unit : units_) x = unit->trace(graph, x);
+  return features_.trace(graph, conv_sep_.trace(graph, x));
+}
+
 void MobileFaceNet::initialize(std::uint64_t seed) {
   const auto has_buffer = [&](const std::string& name) {
     return std::any_of(buffers_.begin(), buffers_.end(),

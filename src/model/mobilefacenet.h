@@ -44,6 +44,8 @@ class MobileFaceNet {
   // Fills every parameter's grad from d loss / d embeddings [n, emb] f32 (or f64), and frees
   // the saved activations.
   void backward(const Tensor& embeddings_grad);
+  // The network in inference mode, from normalised images [n, 3, 112, 112] to the embeddings.
+  GraphValue trace(InferenceGraph& graph, GraphValue images) const;
 
   // arcface_torch's initialisation, drawn from the counter RNG keyed by (seed, name):
   // convolutions and the linear layer N(0, sqrt(2 / fan_out)) (kaiming_normal_, fan_out,
