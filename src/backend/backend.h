@@ -50,6 +50,10 @@ class Backend {
   Tensor zeros(const Shape& shape, DType dtype, MemoryPurpose purpose);
   // A host copy of x, same shape and dtype.
   Tensor to_host(const Tensor& x);
+  // dst = src converted to dst's element type (f16, f32, f64), same element count; either
+  // may be a host tensor. A plain copy when the types agree; a cast when both are on the
+  // device; otherwise converted on the host side of the transfer (core/host_cast.h).
+  void copy_cast(const Tensor& src, Tensor& dst);
 
   // Device memory in use that is not pfc's own allocations: the CUDA context, the libraries'
   // handles and loaded kernels, NCCL's buffers (what nvidia-smi shows beyond our tensors).
