@@ -1,6 +1,6 @@
 // The primitives the model, PartialFC and the trainer are written against. Two
-// implementations: backend/cpu (plain loops and OpenBLAS; f32, and f64 for gradient checks)
-// and backend/cuda (cuDNN, cuBLAS and our kernels; f32 and f16 activations).
+// implementations: backend/cpu (plain loops and OpenBLAS; f32, and f64 for an f64 run and the
+// gradient checks) and backend/cuda (cuDNN, cuBLAS and our kernels; f32 and f16 activations).
 //
 // Conventions, shared by both:
 //  - row-major tensors; activations NHWC, viewed as [rows, channels] where a primitive is
@@ -89,7 +89,8 @@ class Backend {
   // ---- batch-norm in training mode over x [rows, channels] ---------------------------
   // Normalises with the biased batch variance, updates running_var with the unbiased one:
   // running = (1 - momentum) * running + momentum * batch. saved_mean/saved_invstd [channels]
-  // are kept for backward. Parameters and statistics are f32 whatever x's dtype.
+  // are kept for backward. Parameters and statistics are f32 whatever x's dtype, or f64 with
+  // f64 x (an f64 run, on the CPU).
   virtual void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                        Tensor& running_mean, Tensor& running_var,
                                        double momentum, double eps, Tensor& y,
@@ -147,7 +148,7 @@ class Backend {
                             const Tensor& local_label, double scale, std::int64_t global_batch,
                             Tensor& target_prob) = 0;
 
-  // ---- optimiser (PyTorch SGD semantics, f32 master weights) ---------------------------
+  // ---- optimiser (PyTorch SGD semantics; f32 master weights, f64 in an f64 run) ---------
   // g' = g + weight_decay * w;  m = momentum * m + g';  w -= lr * m.
   virtual void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                           double weight_decay) = 0;
