@@ -28,7 +28,7 @@ TEST(GpuCopyCast, EveryPlacementAndTypeMatchesTheCpu) {
     Tensor src_device = gpu.empty(source.shape(), from, MemoryPurpose::activations);
     gpu.copy(src_host, src_device);
     for (DType to : {DType::f16, DType::f32, DType::f64}) {
-      const std::string what = std::string(dtype_name(from)) + " -> " + dtype_name(to);
+      const std::string what = fmt::format("{} -> {}", dtype_name(from), dtype_name(to));
       Tensor want = Tensor::host(source.shape(), to);
       cpu.copy_cast(src_host, want);
 
