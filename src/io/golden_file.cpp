@@ -1,5 +1,7 @@
 #include "io/golden_file.h"
 
+#include <fmt/ranges.h>
+
 #include <cmath>
 
 #include "core/counter_rng.h"
@@ -39,9 +41,22 @@ std::string GoldenFile::precision() const {
   return h5::read_attribute_string(file_.id(), "/", "precision");
 }
 
+std::vector<std::string> GoldenFile::case_names() const {
+  std::vector<std::string> names;
+  for (const std::string& group : h5::children(file_.id(), "/")) {
+    if (!h5::has_attribute(file_.id(), group, "num_features")) continue;
+    for (const std::string& name : h5::children(file_.id(), group))
+      if (h5::has_attribute(file_.id(), group + "/" + name, "loss"))
+        names.push_back(group + "/" + name);
+  }
+  return names;
+}
+
 GoldenNetwork GoldenFile::network(const std::string& group) const {
   const hid_t f = file_.id();
-  PFC_CHECK(h5::exists(f, group), "golden file {} has no network group '{}'", file_.path(), group);
+  if (!h5::exists(f, group))
+    throw UsageError(fmt::format("golden file {} has no network '{}' (its cases: {})",
+                                 file_.path(), group, fmt::join(case_names(), ", ")));
   GoldenNetwork n;
   n.group = group;
   n.layers = h5::read_attribute_ints(f, group, "layers");
@@ -56,7 +71,9 @@ GoldenNetwork GoldenFile::network(const std::string& group) const {
 GoldenCase GoldenFile::golden_case(const std::string& group, const std::string& name) const {
   const hid_t f = file_.id();
   const std::string path = group + "/" + name;
-  PFC_CHECK(h5::exists(f, path), "golden file {} has no case '{}'", file_.path(), path);
+  if (!h5::exists(f, path))
+    throw UsageError(fmt::format("golden file {} has no case '{}' (its cases: {})", file_.path(),
+                                 path, fmt::join(case_names(), ", ")));
   GoldenCase c;
   c.name = name;
   c.m1 = h5::read_attribute_double(f, path, "m1");

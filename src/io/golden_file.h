@@ -53,8 +53,11 @@ class GoldenFile {
   // The root attribute `precision`: "f64" for the reference file, "f32" when absent.
   std::string precision() const;
 
+  // A network or case the file does not hold is a UsageError naming the cases it does.
   GoldenNetwork network(const std::string& group) const;
   GoldenCase golden_case(const std::string& group, const std::string& name) const;
+  // Every case the file holds, as GROUP/CASE ("tiny/arcface_sr1", ...).
+  std::vector<std::string> case_names() const;
   // Names of the trained parameters the file lists for a network.
   std::vector<std::string> parameter_names(const std::string& group) const;
   // A parameter's values by the fill rule, in PyTorch layout, as a host f32 tensor (the

@@ -37,4 +37,17 @@ rc=0
   >"$work/strict.txt" || rc=$?
 [ "$rc" -eq 3 ] || fail "an f32 run held to 1e-9 exits $rc, not 3"
 grep -q "FAIL" "$work/strict.txt" || fail "the failing rows are not marked FAIL"
+
+# Bad requests are usage errors (exit 2) that say what is wrong.
+expect_usage_error() {  # expect_usage_error MESSAGE ARGS...
+  local message=$1 rc=0
+  shift
+  "$PFC" golden "$golden" "$@" >"$work/usage.txt" 2>&1 || rc=$?
+  [ "$rc" -eq 2 ] || fail "pfc golden $* exits $rc, not 2"
+  grep -q "$message" "$work/usage.txt" || fail "pfc golden $* does not say '$message'"
+}
+expect_usage_error "its cases: r50/arcface_sr1, tiny/arcface_sr0.1, tiny/arcface_sr1" \
+  --case tiny/arcface_sr2
+expect_usage_error "needs --device cpu" --case tiny/arcface_sr1 --precision fp64 --device cuda
+expect_usage_error "tolerance" --case tiny/arcface_sr1 --tolerance 0
 [ $failures -eq 0 ]
