@@ -107,8 +107,8 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
     return;
   }
   PFC_CHECK(grad_ref.has_value(), "{} has gradients but no embeddings_grad", case_group);
-  // The stored gradient in the head's type: f64 in an f64 run, rounded once to f32 otherwise,
-  // as arcface_torch's fp32 backbone receives it.
+  // The stored (exact) gradient in the head's type: f64 in an f64 run, rounded once to f32
+  // otherwise.
   Tensor embeddings_grad = backend.empty(grad_ref->values.shape(), model.master_dtype(),
                                          MemoryPurpose::gradients);
   backend.copy_cast(grad_ref->values, embeddings_grad);
