@@ -13,6 +13,7 @@
 #include <string>
 #include <tuple>
 
+#include "app/golden_backbone.h"
 #include "backend/backend.h"
 #include "comm/mpi_comm.h"
 #include "io/golden_file.h"
@@ -26,12 +27,6 @@ namespace {
 double bound(DType dtype, const TorchFp32Error& torch) {
   if (dtype == DType::f64) return 1e-10;
   return std::max(1e-4, 4.0 * std::max(torch.cpu.value_or(0.0), torch.gpu.value_or(0.0)));
-}
-
-Tensor as_host_f64(Backend& backend, const Tensor& t) {
-  Tensor host = Tensor::host(t.shape(), DType::f64);
-  backend.copy_cast(t, host);
-  return host;
 }
 
 using GoldenParam = std::tuple<std::string, DType>;  // "group/case", element type
@@ -86,7 +81,7 @@ TEST_P(PartialFcGoldenTest, MatchesArcfaceTorchInFloat64) {
       << "loss " << loss << " vs " << gc.loss;
 
   const GoldenReference want_e = *golden.reference(group, case_name, "embeddings_grad");
-  const Tensor got_e = as_host_f64(*backend, embeddings_grad);
+  const Tensor got_e = to_host_f64(*backend, embeddings_grad);
   const double share = split ? 1.0 : 1.0 / world;
   double diff = 0.0, norm = 0.0;
   for (std::int64_t i = 0; i < rows * net.embedding_size; ++i) {
@@ -97,7 +92,7 @@ TEST_P(PartialFcGoldenTest, MatchesArcfaceTorchInFloat64) {
   }
   EXPECT_LE(std::sqrt(diff / norm), bound(dtype, want_e.torch)) << "embeddings_grad";
 
-  const Tensor got_w = as_host_f64(*backend, fc.gather_global_weight_grad());
+  const Tensor got_w = to_host_f64(*backend, fc.gather_global_weight_grad());
   const GoldenReference want_w = *golden.reference(group, case_name, "pfc.weight");
   diff = norm = 0.0;
   for (std::int64_t i = 0; i < want_w.values.numel(); ++i) {
