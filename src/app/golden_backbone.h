@@ -2,13 +2,22 @@
 // the stored input, backward from the stored embeddings_grad, compared tensor by tensor.
 #pragma once
 
+#include <memory>
+
 #include "app/golden_table.h"
 #include "backend/backend.h"
 #include "io/golden_file.h"
+#include "model/iresnet.h"
 
 namespace pfc {
 
-// activations: f32, f16 (the CUDA backend's fp16 mode) or f64 (an f64 run: everything f64).
+// The file's network with every trained parameter by the fill rule (a trained parameter the
+// file does not list is an error); buffers as initialised (running mean 0, variance 1).
+// activations, here and below: f32, f16 (the CUDA backend's fp16 mode) or f64 (an f64 run:
+// everything f64).
+std::unique_ptr<IResNet> golden_iresnet(const GoldenFile& file, const GoldenNetwork& network,
+                                        Backend& backend, DType activations);
+
 void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, Backend& backend,
                            DType activations, GoldenTable& table);

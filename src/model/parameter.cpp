@@ -62,6 +62,7 @@ void ours_to_torch(const Parameter& p, const double* ours, double* torch_data) {
 }  // namespace pfc
 
 #include "backend/backend.h"
+#include "core/host_cast.h"
 
 namespace pfc {
 
@@ -75,6 +76,37 @@ Parameter create_parameter(Backend& backend, DType master, DType compute, std::s
   p.torch_shape = std::move(torch_shape);
   p.layout = layout;
   return p;
+}
+
+Tensor to_torch_layout(Backend& backend, const Parameter& p, const Tensor& ours) {
+  const Tensor host = backend.to_host(ours);
+  Tensor torch_layout = Tensor::host(p.torch_shape, host.dtype());
+  if (host.dtype() == DType::f64) {
+    ours_to_torch(p, host.data<double>(), torch_layout.data<double>());
+  } else {
+    ours_to_torch(p, host.data<float>(), torch_layout.data<float>());
+  }
+  return torch_layout;
+}
+
+namespace {
+
+// Named tensors are f32 (checkpoints, exporters): an f64 run's values are rounded once.
+Tensor as_f32(const Tensor& host) {
+  if (host.dtype() == DType::f32) return host;
+  Tensor f32 = Tensor::host(host.shape(), DType::f32);
+  host_cast(host, f32);
+  return f32;
+}
+
+}  // namespace
+
+NamedTensor torch_named_value(Backend& backend, const Parameter& p) {
+  return {p.name, as_f32(to_torch_layout(backend, p, p.value))};
+}
+
+NamedTensor torch_named_value(Backend& backend, const Buffer& b) {
+  return {b.name, as_f32(backend.to_host(b.value))};
 }
 
 Buffer create_buffer(Backend& backend, DType dtype, std::string name, Shape shape) {

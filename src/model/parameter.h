@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/named_tensor.h"
 #include "core/tensor.h"
 
 namespace pfc {
@@ -50,6 +51,14 @@ void ours_to_torch(const Parameter& p, const double* ours, double* torch_data);
 namespace pfc {
 
 class Backend;
+
+// A host copy of `ours` (the parameter's value, gradient or momentum, in our layout on the
+// backend's device, f32 or f64) in PyTorch layout, of the same element type.
+Tensor to_torch_layout(Backend& backend, const Parameter& p, const Tensor& ours);
+// The parameter's value (or a buffer's) under its name, host f32 (an f64 run's rounded once),
+// PyTorch layout.
+NamedTensor torch_named_value(Backend& backend, const Parameter& p);
+NamedTensor torch_named_value(Backend& backend, const Buffer& b);
 
 // Allocates value and grad in the master type on the backend's device, and a working copy
 // when the layer computes in another type (`compute`); values are set later by the
