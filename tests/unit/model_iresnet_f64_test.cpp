@@ -1,7 +1,8 @@
 // IResNet in an f64 run: every master, gradient, batch-norm buffer and the embeddings are f64
-// (nothing is rounded to f32 on the way), an import keeps f64 digits that f32 cannot hold,
-// and the backward pass is the derivative of the forward: parameter gradients against central
-// differences (the shared checker) on a small network.
+// (nothing is rounded to f32 on the way), an import keeps f64 digits that f32 cannot hold
+// while the named f32 tensors of checkpoints and exporters are rounded once, and the backward
+// pass is the derivative of the forward: parameter gradients against central differences (the
+// shared checker) on a small network.
 #include <gtest/gtest.h>
 
 #include "backend/backend.h"
@@ -52,6 +53,12 @@ TEST(IResNetF64, EverythingIsF64) {
   model.import_parameter("fc.bias", as_f32);
   EXPECT_EQ(model.export_parameter(bias).data<double>()[1],
             static_cast<double>(as_f32.data<float>()[1]));
+  // What checkpoints and exporters read stays f32, rounded once.
+  model.import_parameter("fc.bias", precise);
+  const NamedTensor named = torch_named_value(*be, bias);
+  ASSERT_EQ(named.value.dtype(), DType::f32);
+  EXPECT_EQ(named.value.data<float>()[2], static_cast<float>(precise.data<double>()[2]));
+  EXPECT_EQ(torch_named_value(*be, *model.buffers()[0]).value.dtype(), DType::f32);
 }
 
 // loss = sum(R * embeddings): d loss / d parameter for parameters of every kind of layer
