@@ -1,6 +1,6 @@
 // iresnet's `fc`, and the Linear(512 -> emb, bias=False) of MobileFaceNet's GDC head: flattens
-// the [n, h, w, c] feature map and applies Linear(c*h*w -> out), with or without bias, in f32
-// even in fp16 mode (as arcface_torch does) and in f64 in the reference mode. Its weight is
+// the [n, h, w, c] feature map and applies Linear(c*h*w -> out), with or without bias, in the
+// master type: f32 even in fp16 mode (as arcface_torch does), f64 in an f64 run. Its weight is
 // exported with PyTorch's NCHW flatten order.
 #pragma once
 
@@ -19,7 +19,7 @@ class FlattenLinear {
                 std::int64_t height, std::int64_t width, std::int64_t out_features,
                 bool with_bias = true);
 
-  // x [n, h, w, c] of the activation dtype -> y [n, out] f32 (f64 in the reference mode).
+  // x [n, h, w, c] of the activation dtype -> y [n, out] of the head dtype.
   Tensor forward(const Tensor& x);
   // dy [n, out] as forward's y -> dx [n, h, w, c] of the activation dtype.
   Tensor backward(const Tensor& dy);
@@ -32,9 +32,6 @@ class FlattenLinear {
   Parameter weight, bias;  // bias: no tensors when built without one
 
  private:
-  // The master value in f32 mode, the working copy otherwise.
-  const Tensor& compute_copy(const Parameter& p) const;
-
   ModelContext ctx_;
   DType compute_;
   std::int64_t in_features_, out_features_;

@@ -141,7 +141,8 @@ void MobileFaceNet::initialize(std::uint64_t seed) {
       const float fill = !batch_norm ? 0.25f : (p->name.ends_with(".weight") ? 1.0f : 0.0f);
       std::fill(v, v + n, fill);
     }
-    ctx_.backend->copy(host, p->value);
+    // The same f32 values in every mode: an f64 run starts where an f32 one does.
+    ctx_.backend->copy_cast(host, p->value);
   }
   for (Buffer* b : buffers_) ctx_.backend->fill(b->value, b->name.ends_with("_var") ? 1.0 : 0.0);
   refresh_working_copies();

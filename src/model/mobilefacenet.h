@@ -29,7 +29,8 @@ struct MobileFaceNetOptions {
   std::int64_t scale = 2;                        // channel multiplier (64 * scale, 128 * scale)
   std::int64_t image_size = 112;
   std::int64_t embedding_size = 512;
-  // f32; f16 for the CUDA backend's fp16 mode; f64 for the CPU reference.
+  // f32; f16 for the CUDA backend's fp16 mode (f32 masters); f64 for an f64 run, where the
+  // masters, gradients and batch-norm statistics are f64 too.
   DType activations = DType::f32;
 };
 
@@ -51,7 +52,7 @@ class MobileFaceNet {
   // convolutions and the linear layer N(0, sqrt(2 / fan_out)) (kaiming_normal_, fan_out,
   // relu), batch-norm scale 1 and shift 0, PReLU 0.25.
   void initialize(std::uint64_t seed);
-  // Working copies := f32 masters (after every optimiser step in fp16 mode).
+  // Working copies := masters (after every optimiser step in fp16 mode).
   void refresh_working_copies();
 
   const std::vector<Parameter*>& parameters() const { return parameters_; }
@@ -60,7 +61,7 @@ class MobileFaceNet {
 
  private:
   ModelContext ctx_;       // layers.*: the activation type
-  ModelContext head_ctx_;  // conv_sep and features: f32 (f64 in the reference mode)
+  ModelContext head_ctx_;  // conv_sep and features: the master type (f32, or f64)
   MobileFaceNetOptions options_;
   ConvBlock stem_;                              // layers.0
   std::unique_ptr<ConvBlock> grouped_;          // layers.1 when blocks[0] == 1

@@ -15,7 +15,7 @@ std::string env_or(const char* name, const char* fallback) {
 }  // namespace
 
 std::string golden_path() {
-  return env_or("PFC_GOLDEN", "../shared/golden/iresnet_arcface_torch.h5");
+  return env_or("PFC_GOLDEN", "../shared/golden/iresnet_arcface_torch_f64.h5");
 }
 std::string parity_golden_path() {
   return (std::filesystem::path(golden_path()).parent_path() / "arcface_torch_parity_f64.h5")
