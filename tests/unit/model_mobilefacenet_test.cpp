@@ -85,6 +85,30 @@ TEST(MobileFaceNet, InitialisesAsArcfaceTorch) {
   EXPECT_NE(std::memcmp(w.raw(), other.parameters()[0]->value.raw(), w.bytes()), 0);
 }
 
+// An f64 run is f64 throughout, the head included; in fp16 mode the head (conv_sep and
+// features) has no f16 working copies: it computes on its f32 masters, as arcface_torch does.
+TEST(MobileFaceNet, MasterAndHeadTypes) {
+  CpuBackend backend;
+  MobileFaceNetOptions options;
+  options.activations = DType::f64;
+  MobileFaceNet model(backend, options);
+  for (const Parameter* p : model.parameters()) {
+    EXPECT_EQ(p->value.dtype(), DType::f64) << p->name;
+    EXPECT_EQ(p->grad.dtype(), DType::f64) << p->name;
+    EXPECT_FALSE(p->working.defined()) << p->name;
+  }
+  for (const Buffer* b : model.buffers()) EXPECT_EQ(b->value.dtype(), DType::f64) << b->name;
+
+  options.activations = DType::f16;
+  MobileFaceNet mixed(backend, options);
+  for (const Parameter* p : mixed.parameters()) {
+    EXPECT_EQ(p->value.dtype(), DType::f32) << p->name;
+    const bool head = p->name.starts_with("conv_sep.") || p->name.starts_with("features.");
+    const bool conv = p->layout == TorchLayout::conv_oihw;
+    EXPECT_EQ(p->working.defined(), conv && !head) << p->name;
+  }
+}
+
 TEST(MobileFaceNet, RefusesImagesOtherThan112) {
   CpuBackend backend;
   MobileFaceNetOptions options;
