@@ -51,9 +51,9 @@ if [[ -z $pfc_bin ]]; then
 fi
 [[ -x $pfc_bin ]] || { echo "emulated_sweep: no pfc executable (set PFC_BIN)" >&2; exit 2; }
 
-# Rows as the row scripts name them ("row_0125k 125000"), fewest identities first.
-mapfile -t rows < <(sed -n 's/.*bench_row\.sh"* *\(row_[^ ]*\) \([0-9][0-9]*\).*/\2 \1/p' \
-  "$jobs_dir"/rows/*.sbatch | sort -n)
+# Rows as the row scripts name them ("125000 row_0125k"), fewest identities first.
+. "$jobs_dir/benchmark_rows.sh"
+mapfile -t rows < <(benchmark_rows "$jobs_dir")
 ((${#rows[@]} > 0)) || { echo "emulated_sweep: no rows in $jobs_dir/rows" >&2; exit 2; }
 
 # PFC_SWEEP_CELLS: "ROW" (the row's PFC_METHODS) or "ROW/METHOD" items; empty: every cell.

@@ -35,8 +35,7 @@ int run_golden(const GoldenOptions& options) {
       fp16 ? DType::f16 : (options.precision == "fp64" ? DType::f64 : DType::f32);
   const double tolerance = options.tolerance > 0 ? options.tolerance : (fp16 ? 1e-2 : 1e-4);
   GoldenFile file(options.file);
-  RankPlace place =
-      make_rank_place(options.device == "cuda" ? BackendKind::cuda : BackendKind::cpu);
+  RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"));
   Comm& comm = *place.comm;
   Backend& backend = *place.backend;
   const bool report = comm.rank() == 0;

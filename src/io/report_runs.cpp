@@ -55,6 +55,11 @@ BenchRun read_bench_run(const std::string& path) {
   run.device_overhead_bytes = integer("/summary", "device_overhead_bytes");
   run.mem_needed_bytes = integer("/summary", "mem_needed_bytes");
   run.mem_available_bytes = integer("/summary", "mem_available_bytes");
+  run.planned = run.device == "meta";
+  if (run.planned && h5::exists(id, "/plan")) {
+    run.plan_gpu = text("/plan", "gpu_name");
+    run.samples_per_s_bound = real("/plan", "samples_per_s_bound");
+  }
   return run;
 }
 

@@ -228,3 +228,38 @@ done
   echo "(r50, batch 128, fp16, one H200, world size 1; PyTorch figures from SPEC.md;" \
     "${SECONDS}s in all)"
 } | tee "$OUTDIR/summary.txt"
+
+# ---- 6. planned against measured ----------------------------------------------------------------
+# Each benchmark case planned (pfc plan of the run's own metrics.h5, on an H200) beside what it
+# measured, in GiB: the arena's peak against the plan's need in the arena (pfc's tensors, exact,
+# plus the modelled cuBLAS and cuDNN workspaces and kernel scratch), and the device memory
+# outside the arena (metrics.h5 device_overhead_bytes) against the plan's modelled terms beside
+# it (CUDA context; plan/device_overhead_model.cpp), so that those constants can be replaced by
+# these measurements. Self-contained: it needs only OUTDIR/<case>/metrics.h5 and pfc.
+planned_vs_measured() {
+  local gib=1073741824
+  echo
+  echo "case | arena peak measured | planned (exact + workspaces) | outside the arena measured |" \
+    "planned (modelled)"
+  local h5 dir name csv plan_log peak device exact total need
+  for h5 in "$OUTDIR"/*/metrics.h5; do
+    [[ -f $h5 ]] || continue
+    dir=$(dirname "$h5")
+    name=$(basename "$dir")
+    plan_log="$dir/plan.log"
+    if ! "$BIN/pfc" plan "$h5" --gpu h200 --set "output=\"$dir/plan\"" >"$plan_log" 2>&1; then
+      echo "$name | plan failed: $(tail -n 1 "$plan_log")"
+      continue
+    fi
+    # pfc report's CSV: mem_peak_gb (column 6) and mem_device_gb (16), in 1e9 bytes.
+    csv=$("$BIN/pfc" report "$h5" --format csv 2>/dev/null | awk -F, 'NR > 1 && $3 != "missing"')
+    peak=$(awk -F, -v g=$gib '{ printf "%.2f", $6 * 1e9 / g }' <<<"$csv")
+    device=$(awk -F, -v g=$gib '{ printf "%.2f", ($16 - $6) * 1e9 / g }' <<<"$csv")
+    exact=$(sed -n 's/^ *peak of all together *\([0-9.]*\).*/\1/p' "$plan_log")
+    total=$(sed -n 's/^  total *\([0-9.]*\).*/\1/p' "$plan_log")
+    need=$(sed -n 's/^  \(fits\|does not fit\): needs \([0-9.]*\) GiB.*/\2/p' "$plan_log")
+    echo "$name | ${peak:-?} | ${need:-?} (${exact:-?} exact) | ${device:-?} |" \
+      "$(awk -v t="${total:-0}" -v n="${need:-0}" 'BEGIN { printf "%.2f", t - n }')"
+  done
+}
+planned_vs_measured | tee -a "$OUTDIR/summary.txt"
