@@ -14,9 +14,6 @@ namespace pfc {
 // The CUDA arena's block alignment (device_arena.h): the ledger counts every request rounded
 // up to it, as the arena hands it out.
 inline constexpr std::size_t kCudaArenaAlignment = 256;
-// cuBLAS's recommended workspace on Hopper, which the CUDA backend gives it from the arena once
-// (so that it is counted) at construction.
-inline constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
 // The share of the device's free memory the CUDA arena reserves when PFC_CUDA_ARENA_BYTES does
 // not say: the rest is left to NCCL's buffers and the libraries' own allocations.
 inline constexpr double kCudaArenaFreeFraction = 0.92;

@@ -1,6 +1,6 @@
 #include "plan/device_overhead_model.h"
 
-#include "backend/allocation_policy.h"
+#include "backend/cuda/workspace_policy.h"
 
 namespace pfc {
 
@@ -8,10 +8,6 @@ namespace {
 
 constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 
-// cuDNN's convolution workspace: the CUDA backend lets an algorithm use at most 512 MiB
-// (kMaxWorkspaceBytes in backend/cuda/cudnn_convolution.cpp), so a step never holds more for
-// it; the plan takes that bound until the backend's workspace policy gives the exact figure.
-constexpr std::int64_t kCudnnWorkspaceBytes = 512 * kMiB;
 // The partial sums of our reduction kernels (backend/cuda/channel_reduce.h): at most 1024 row
 // blocks x 2 partials x 512 channels x 4 bytes.
 constexpr std::int64_t kKernelScratchBytes = 4 * kMiB;
@@ -34,10 +30,12 @@ std::vector<ModelledTerm> modelled_overhead(BackendKind plan_for, const Overhead
             {"kernel_scratch", facts.host_scratch_bytes, true,
              "the largest scratch a CPU kernel takes (im2col, f64 copies, widened f16 operands)"}};
   std::vector<ModelledTerm> terms = {
-      {"cublas_workspace", static_cast<std::int64_t>(kCublasWorkspaceBytes), true,
-       "kCublasWorkspaceBytes (backend/allocation_policy.h): handed to cuBLAS at start"},
-      {"cudnn_workspace", kCudnnWorkspaceBytes, true,
-       "the CUDA backend's cap on an algorithm's workspace (cudnn_convolution.cpp)"},
+      {"cublas_workspace", static_cast<std::int64_t>(cuda::kCublasWorkspaceBytes), true,
+       "cuda::kCublasWorkspaceBytes (backend/cuda/workspace_policy.h), held from the start"},
+      // The one convolution workspace the backend holds grows to the largest any chosen
+      // algorithm needs, never past the cap; which algorithms cuDNN picks only a GPU knows.
+      {"cudnn_workspace", static_cast<std::int64_t>(cuda::kConvWorkspaceCapBytes), true,
+       "bound: cuda::kConvWorkspaceCapBytes (backend/cuda/workspace_policy.h)"},
       {"kernel_scratch", kKernelScratchBytes, true,
        "bound of our reduction kernels' partial sums (backend/cuda/channel_reduce.h)"},
       {"cuda_context", kCudaContextBytes, false,

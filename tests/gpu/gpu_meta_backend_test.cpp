@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "backend/cuda/workspace_policy.h"
 #include "backend/meta/meta_backend.h"
 #include "comm/emulated_comm.h"
 #include "gpu_test_support.h"
@@ -55,7 +56,7 @@ TEST(GpuMetaBackend, APlanHasTheCudaRunsPeaks) {
       const auto purpose = static_cast<MemoryPurpose>(p);
       if (purpose == MemoryPurpose::workspace) {
         EXPECT_GE(run[p], plan.ranks[0].exact_by_purpose[p] +
-                              static_cast<std::int64_t>(kCublasWorkspaceBytes));
+                              static_cast<std::int64_t>(cuda::kCublasWorkspaceBytes));
       } else {
         EXPECT_EQ(plan.ranks[0].exact_by_purpose[p], run[p])
             << (fp16 ? "fp16 " : "fp32 ") << memory_purpose_name(purpose);
