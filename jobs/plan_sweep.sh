@@ -19,13 +19,8 @@ jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 pfc_home=$(dirname "$jobs_dir")
 out=${1:?usage: jobs/plan_sweep.sh OUTPUT_DIR}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
-pfc_bin=${PFC_BIN:-}
-if [[ -z $pfc_bin ]]; then
-  for candidate in "$(command -v pfc || true)" "$pfc_home/build/bin/pfc"; do
-    [[ -n $candidate && -x $candidate ]] && { pfc_bin=$candidate; break; }
-  done
-fi
-[[ -x $pfc_bin ]] || { echo "plan_sweep: no pfc executable (set PFC_BIN)" >&2; exit 2; }
+. "$jobs_dir/sweep_support.sh"
+pfc_bin=$(sweep_pfc_bin "$jobs_dir" plan_sweep) || exit 2
 config=$pfc_home/input/base.toml
 gpu=${PFC_PLAN_GPU:-v100}
 read -r -a worlds <<<"${PFC_PLAN_WORLDS:-8 64}"
@@ -34,7 +29,6 @@ read -r -a extra <<<"${PFC_SET:-}"
 max_gpu=${PFC_MAX_GPU-h200}
 resolution=${PFC_MAX_RESOLUTION:-1000}
 
-. "$jobs_dir/benchmark_rows.sh"
 mapfile -t rows < <(benchmark_rows "$jobs_dir")
 ((${#rows[@]} > 0)) || { echo "plan_sweep: no rows in $jobs_dir/rows" >&2; exit 2; }
 

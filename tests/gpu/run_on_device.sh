@@ -66,7 +66,7 @@ plan golden_fp32_r50 20
 plan golden_fp16_r50 20
 plan bench_pfc_16m 40
 plan bench_pfc_24m 40
-plan planned 30
+plan planned 10
 plan sweep 0  # 0: what is left
 
 read -r -a WANTED <<<"${PFC_DEVICE_STEPS:-}"
@@ -495,18 +495,24 @@ done
 # device_overhead_bytes) against the plan's total (adding the modelled CUDA context), so that
 # the constants of plan/device_overhead_model.cpp can be replaced by these measurements.
 planned_vs_measured() {
-  local dir name log status sps peak device p_status p_sps p_peak p_device need
+  local dir name log status sps peak device p_status p_sps p_peak p_device need names=()
+  # The plans at once (a few seconds each, one core each), then their lines in order.
   for dir in "$WORK"/*/; do
     dir=${dir%/}
     name=$(basename "$dir")
     [[ -f $dir/metrics.h5 && $name != planned_* ]] || continue
+    names+=("$name")
+    "$BIN/pfc" plan "$dir/metrics.h5" --gpu h200 --set "output=\"$WORK/planned_$name\"" \
+      >"$WORK/planned_$name.log" 2>&1 &
+  done
+  wait
+  for name in "${names[@]}"; do
     log=$WORK/planned_$name.log
-    if ! "$BIN/pfc" plan "$dir/metrics.h5" --gpu h200 --set "output=\"$WORK/planned_$name\"" \
-      >"$log" 2>&1; then
+    if [[ ! -f $WORK/planned_$name/metrics.h5 ]]; then
       echo "$name | plan failed: $(tail -n 1 "$log")"
       continue
     fi
-    read -r status sps peak device _ <<<"$(run_figures "$dir")"
+    read -r status sps peak device _ <<<"$(run_figures "$WORK/$name")"
     read -r p_status p_sps p_peak p_device _ <<<"$(run_figures "$WORK/planned_$name")"
     need=$(sed -n 's/^  \(fits\|does not fit\): needs \([0-9.]*\) GiB.*/\2/p' "$log")
     echo "$name | $peak | $need (exact $p_peak) | $device | $p_device"

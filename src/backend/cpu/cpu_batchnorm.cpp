@@ -2,7 +2,6 @@
 // channel). Statistics accumulate in double; parameters and statistics are f32 or, for the
 // f64 gradient checks, the activation type.
 #include <cmath>
-#include <utility>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
