@@ -43,11 +43,12 @@ double classifier_floor_bytes(const Config& cfg, int world_size) {
   return 2.0 * 4.0 * static_cast<double>(rows) * static_cast<double>(cfg.embedding_size);
 }
 
-[[noreturn]] void refuse(const std::string& need, const Available& available) {
+[[noreturn]] void refuse(const Config& cfg, const std::string& need, const Available& available) {
+  const char* method_hint = cfg.method == "pfc" ? " or a lower sample_rate" : " or method \"pfc\"";
   throw UsageError(fmt::format(
-      "this run does not fit: it {} ({}); lower num_classes or batch_size, use more ranks or "
-      "method \"pfc\", or set memory_check = false to try anyway",
-      need, available.what));
+      "this run does not fit: it {} ({}); lower num_classes or batch_size, use more ranks{}, or "
+      "set memory_check = false to try anyway",
+      need, available.what, method_hint));
 }
 
 }  // namespace
@@ -61,13 +62,14 @@ void check_run_fits(const Config& cfg) {
   RankPlace place = make_run_place(planned);
   const double floor = classifier_floor_bytes(cfg, place.comm->world_size());
   if (floor > static_cast<double>(available.bytes))
-    refuse(fmt::format("needs at least {:.2f} GiB per rank for its class centres and their "
+    refuse(cfg,
+           fmt::format("needs at least {:.2f} GiB per rank for its class centres and their "
                        "momentum alone, {:.2f} available",
                        floor / kGiB, static_cast<double>(available.bytes) / kGiB),
            available);
   auto& meta = dynamic_cast<MetaBackend&>(*place.backend);
   const Plan plan = make_plan(planned, *place.comm, meta, {1, nullptr, available.bytes});
-  if (!plan.fits()) refuse(plan_shortfall(plan), available);
+  if (!plan.fits()) refuse(cfg, plan_shortfall(plan), available);
 }
 
 }  // namespace pfc

@@ -8,9 +8,9 @@
 #  - pfc report over plans prints the speed-bound and memory tables and writes --markdown;
 #  - a plan on 2 real ranks (MpiComm, the CPU backend planned) has both ranks' peaks, equal to
 #    those a CPU run of the same config records;
-#  - refusals, exit 2: a plan into a run's folder; pfc train with device = "meta"; a run whose
-#    plan does not fit the host (1e8 classes on 2 ranks), before anything is written; INT64_MAX
-#    classes, named as an overflow.
+#  - refusals, exit 2: a plan into a run's folder; pfc train with device = "meta"; runs that do
+#    not fit the host on 2 ranks, before anything is written (a classifier no host holds, and
+#    one whose plan needs more than any host has); INT64_MAX classes, named as an overflow.
 #  - jobs/plan_sweep.sh over one row.
 set -uo pipefail
 cd "${PFC_SOURCE_DIR:?}"
@@ -97,12 +97,19 @@ expect_usage plan_into_run "belongs to a run" \
   "$PFC" plan input/smoke.toml --set "output=\"$work/run2\""
 expect_usage train_meta "use \`pfc plan CONFIG\`" \
   "$PFC" train input/smoke.toml --set device=meta --set "output=\"$work/refused_meta\""
+# Sizes beyond any host, so that no machine starts them: 1e10 classes (1.3 TB of centres and
+# momentum per rank), refused before planning; and a shard that fits (1e7 classes) with
+# logits of 16384 x 1e7 f32 (655 GB) that do not, refused by the plan itself.
 start=$SECONDS
 expect_usage too_big "GiB per rank" mpiexec -n 2 "$PFC" train input/smoke.toml \
-  --set num_classes=100000000 --set embedding_size=512 --set "output=\"$work/too_big\""
-((SECONDS - start < 60)) || fail "refusing 1e8 classes took $((SECONDS - start))s"
+  --set num_classes=10000000000 --set "output=\"$work/too_big\""
+((SECONDS - start < 60)) || fail "refusing 1e10 classes took $((SECONDS - start))s"
 [ ! -e "$work/too_big" ] || fail "a refused run wrote $work/too_big"
 grep -q "available" "$work/too_big.log" || fail "the refusal does not say what is available"
+expect_usage too_big_plan "this run does not fit: it needs" mpiexec -n 2 "$PFC" train \
+  input/smoke.toml --set method=mp --set sample_rate=1.0 --set num_classes=20000000 \
+  --set batch_size=8192 --set num_image=100000 --set "output=\"$work/too_big_plan\""
+[ ! -e "$work/too_big_plan" ] || fail "a refused run wrote $work/too_big_plan"
 expect_usage int64_classes "more than a 64-bit byte count holds" \
   "$PFC" train input/smoke.toml --set num_classes=9223372036854775807 \
   --set "output=\"$work/int64\""
