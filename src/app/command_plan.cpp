@@ -68,7 +68,7 @@ int run_plan(const PlanCommandOptions& options) {
   cfg.device = "meta";
   cfg.plan_for = std::string(backend_kind_name(plan_for));
   // A plan restores nothing and saves nothing: it is of the run as it starts.
-  cfg.resume = false;
+  cfg.resume = ResumeMode::off;
   cfg.resume_from.clear();
   cfg.checkpoint_every = -1;
   const GpuSpec* gpu = plan_for == BackendKind::cuda ? &gpu_spec(options.gpu) : nullptr;

@@ -2,8 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
-
 
 namespace pfc {
 
@@ -25,6 +25,11 @@ std::string gather_names(Comm& comm, const std::string& name) {
   return joined;
 }
 
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
 }  // namespace
 
 RunInfo describe_run(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line) {
@@ -36,6 +41,11 @@ RunInfo describe_run(const Config& cfg, Comm& comm, Backend& backend, const std:
   gethostname(host, sizeof host - 1);
   info.hosts = gather_names(comm, host);
   info.gpu_names = gather_names(comm, backend.name());
+  info.slurm_job_id = environment("SLURM_JOB_ID");
+  info.slurm_job_name = environment("SLURM_JOB_NAME");
+  info.slurm_job_nodelist = environment("SLURM_JOB_NODELIST");
+  info.slurm_job_partition = environment("SLURM_JOB_PARTITION");
+  info.slurm_restart_count = environment("SLURM_RESTART_COUNT");
   return info;
 }
 
