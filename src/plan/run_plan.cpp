@@ -70,8 +70,16 @@ std::int64_t planned_arena_bytes(const GpuSpec& gpu) {
                                    static_cast<double>(gpu.memory_bytes - context));
 }
 
-Plan make_plan(const Config& cfg, Comm& comm, MetaBackend& backend, const PlanRequest& request) {
+Plan make_plan(const Config& run_cfg, Comm& comm, MetaBackend& backend,
+               const PlanRequest& request) {
   PFC_CHECK(request.steps >= 1, "a plan takes at least one step, not {}", request.steps);
+  // A plan reads no dataset: a RecordIO run is planned on synthetic batches of the same shape
+  // (uniform labels), so that planning neither reads the data nor warns about its records.
+  Config cfg = run_cfg;
+  if (cfg.rec != "synthetic") {
+    cfg.rec = "synthetic";
+    cfg.synthetic_labels = "uniform";
+  }
   const auto start = std::chrono::steady_clock::now();
   CountingComm counted(comm);
   MemoryLedger& host_ledger = host_allocator().ledger();

@@ -61,6 +61,7 @@ struct Plan {
 };
 
 // Collective over comm (which it counts through); `backend` holds nothing else while it runs.
+// A RecordIO config is planned on synthetic batches of its shape: no dataset is read.
 Plan make_plan(const Config& cfg, Comm& comm, MetaBackend& backend, const PlanRequest& request);
 
 // The memory the CUDA backend's default arena would reserve on `gpu`: kCudaArenaFreeFraction of

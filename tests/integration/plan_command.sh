@@ -123,7 +123,7 @@ grep -Eq "^\| 125 000 \| [0-9.]+ \| 7.4 \| [0-9.]+ \| 5.3 \| [0-9.]+ \| 4.9 \|" 
 
 if ((have_h5py)); then
   /usr/bin/python3 - "$work" <<'PY' || fail "metrics.h5 of plans"
-import sys, h5py
+import math, sys, h5py
 work = sys.argv[1]
 def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
@@ -133,7 +133,7 @@ assert p.attrs["world_size"] == 8 and p.attrs["emulated"] == 1
 assert text(p["plan"].attrs["plan_for"]) == "cuda"
 assert p["plan"].attrs["samples_per_s_bound"] > 0
 assert p["summary"].attrs["mem_peak_bytes"] > 0 and p["summary"].attrs["device_overhead_bytes"] > 0
-assert p["summary"].attrs["samples_per_s"] == 0, "a plan measured a speed"
+assert math.isnan(p["summary"].attrs["samples_per_s"]), "a plan measured a speed"
 assert p["memory/peak_bytes_by_purpose"].shape == (1, 7)
 names = text(p["plan/arithmetic"].attrs["primitives"]).split(",")
 work_table = p["plan/arithmetic"][:]
