@@ -1,10 +1,11 @@
 // `pfc plan CONFIG [--set key=value ...] [--gpu NAME] [--steps N]`: the run CONFIG describes
-// (a TOML file, or a run's metrics.h5: the config it recorded), planned instead of run. The
-// same trainer steps on the meta device (backend/meta) for the config's cpu or cuda backend, as
-// one emulated rank or on the job's real ranks, and prints what each rank would hold (pfc's
-// tensors exact, the rest modelled) against the device's memory, the arithmetic of a step and,
-// on a named GPU, the least time a step can take; it writes <output>/metrics.h5 as a run does,
-// so `pfc report` reads plans like runs. A plan that does not fit says so and still exits 0.
+// (a config file as pfc train takes, or a run's metrics.h5: the config it recorded), planned
+// instead of run. The same trainer steps on the meta device (backend/meta) for the config's cpu
+// or cuda backend, as one emulated rank or on the job's real ranks, and prints what each rank
+// would hold (pfc's tensors exact, the rest modelled) against the device's memory, the
+// arithmetic of a step and, on a named GPU, the least time a step can take; it writes
+// <output>/metrics.h5 as a run does, so `pfc report` reads plans like runs. A plan that does not
+// fit says so and still exits 0.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -51,8 +52,8 @@ void check_output_holds_no_run(const std::string& metrics_path) {
                                  metrics_path, device));
 }
 
-// A TOML file, or the config a run recorded in its metrics.h5 (to plan it beside what it
-// measured).
+// A config file as pfc train reads it (TOML, or arcface_torch's .py), or the config a run
+// recorded in its metrics.h5 (to plan it beside what it measured).
 Config load_plan_config(const std::string& path, const std::vector<std::string>& overrides) {
   if (!path.ends_with(".h5")) return load_config(path, overrides);
   const h5::File file(path, h5::Mode::read);
@@ -108,7 +109,8 @@ CommandRunner add_plan_command(CLI::App& app) {
       "Plan a training run without running it: memory per rank (exact + modelled), arithmetic, "
       "step-time bound");
   cmd->add_option("config", options->config,
-                  "TOML config (see input/), or a run's metrics.h5 (the config it recorded)")
+                  "TOML config (see input/), an arcface_torch configs/*.py, or a run's "
+                  "metrics.h5 (the config it recorded)")
       ->required();
   cmd->add_option("--set", options->overrides, "override a config key: --set key=value");
   std::vector<std::string> gpus;
