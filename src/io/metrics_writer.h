@@ -14,7 +14,8 @@
 //              column nobody wrote in a row (a resume on more ranks) reads NaN / -1.
 //   /memory/peak_bytes_by_purpose  [ranks, purposes] i64, the peak of each purpose so far;
 //              attribute purposes: the purpose names, comma-separated, in column order
-//   /summary   attributes: status ("running" | "ok" | "out_of_memory" | "failed"), steps (the
+//   /summary   attributes: status ("running" | "ok" | "out_of_memory" | "diverged" (the loss
+//              stopped being finite) | "failed"), steps (the
 //              last logged step), samples_per_s, step_time_s (slowest rank), comm_time_s
 //              (medians over the rows after the first 20 %), mem_peak_bytes (max over ranks and
 //              rows), device_overhead_bytes (rank 0's device memory outside pfc's allocations:
@@ -64,7 +65,7 @@ struct StepMetrics {
 };
 
 struct RunOutcome {
-  std::string status = "ok";  // "ok" | "out_of_memory" | "failed"
+  std::string status = "ok";  // "ok" | "out_of_memory" | "diverged" | "failed"
   std::string message;
   std::int64_t mem_needed_bytes = 0;
   std::int64_t mem_available_bytes = 0;
