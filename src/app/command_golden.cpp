@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 
 #include "app/commands.h"
@@ -12,6 +13,7 @@
 #include "app/golden_table.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
+#include "config/config.h"
 
 namespace pfc {
 
@@ -35,8 +37,9 @@ int run_golden(const GoldenOptions& options) {
       fp16 ? DType::f16 : (options.precision == "fp64" ? DType::f64 : DType::f32);
   const double tolerance = options.tolerance > 0 ? options.tolerance : (fp16 ? 1e-2 : 1e-4);
   GoldenFile file(options.file);
-  RankPlace place =
-      make_rank_place(options.device == "cuda" ? BackendKind::cuda : BackendKind::cpu);
+  RankPlace place = make_rank_place(
+      options.device == "cuda" ? BackendKind::cuda : BackendKind::cpu,
+      Config().collective_timeout_s);
   Comm& comm = *place.comm;
   Backend& backend = *place.backend;
   const bool report = comm.rank() == 0;
@@ -88,7 +91,17 @@ CommandRunner add_golden_command(CLI::App& app) {
                   "fp32, fp16 (cuda only) or fp64 (cpu only: how exact the file itself is)")
       ->check(CLI::IsMember({"fp32", "fp16", "fp64"}));
   cmd->add_option("--tolerance", options->tolerance,
-                  "largest relative error accepted (default 1e-4 fp32, 1e-2 fp16)");
+                  "largest relative error accepted, a positive number (default 1e-4 fp32, "
+                  "1e-2 fp16)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // CLI11's own PositiveNumber lets NaN through (NaN <= 0 is false).
+            double value = 0;
+            if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value) || value <= 0)
+              return "must be a positive finite number, got " + text;
+            return {};
+          },
+          "POSITIVE"));
   return [options] { return run_golden(*options); };
 }
 

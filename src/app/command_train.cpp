@@ -42,7 +42,7 @@ RankPlace make_run_place(const Config& cfg) {
         cfg.emulate_bandwidth_gbps, cfg.emulate_latency_us, *place.backend);
     return place;
   }
-  return make_rank_place(kind);
+  return make_rank_place(kind, cfg.collective_timeout_s);
 }
 
 int run_train(const TrainOptions& options) {

@@ -9,16 +9,16 @@
 
 namespace pfc {
 
-RankPlace make_rank_place(BackendKind kind) {
+RankPlace make_rank_place(BackendKind kind, double collective_timeout_s) {
   RankPlace place;
 #ifdef PFC_HAVE_CUDA
   if (kind == BackendKind::cuda) {
     place.backend = make_backend(kind, nccl_device_ordinal(MPI_COMM_WORLD));
-    place.comm = make_nccl_comm(*place.backend, MPI_COMM_WORLD);
+    place.comm = make_nccl_comm(*place.backend, MPI_COMM_WORLD, collective_timeout_s);
     return place;
   }
 #endif
-  place.comm = make_mpi_comm();
+  place.comm = make_mpi_comm(collective_timeout_s);
   place.backend = make_backend(kind, place.comm->local_rank());
   return place;
 }

@@ -16,7 +16,9 @@ struct RankPlace {
   std::unique_ptr<Comm> comm;
 };
 
-// Collective over MPI_COMM_WORLD.
-RankPlace make_rank_place(BackendKind kind);
+// Collective over MPI_COMM_WORLD. A collective that some rank has not joined after
+// collective_timeout_s (0: never) ends the run on every rank that waits (MpiComm; NcclComm's
+// host-side collectives).
+RankPlace make_rank_place(BackendKind kind, double collective_timeout_s);
 
 }  // namespace pfc
