@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -120,14 +121,20 @@ std::string apply_override(Config& cfg, ConfigOrigins& origins, std::string_view
   return fmt::format("{} = {}", key.name, format_config_value(cfg, key));
 }
 
-}  // namespace
-
-Config parse_config(std::string_view toml_text, const std::string& origin,
-                    const std::vector<std::string>& overrides) {
+// parse_config; warn_if_empty: a file that sets no key at all is worth a warning (an empty or
+// truncated file would otherwise train the defaults' million classes without a word).
+Config parse(std::string_view toml_text, const std::string& origin,
+             const std::vector<std::string>& overrides, bool warn_if_empty) {
   const SourceParts parts = split_source(toml_text);
   Config cfg;
   ConfigOrigins origins;
-  apply_file(cfg, origins, parse_toml(parts.toml, origin), origin);
+  const toml::table table = parse_toml(parts.toml, origin);
+  if (warn_if_empty && table.empty())
+    spdlog::warn("{} sets no key: every key not given by --set keeps its default (network = "
+                 "\"{}\", num_classes = {}, {} epochs of {} images); input/base.toml lists them "
+                 "all",
+                 origin, cfg.network, cfg.num_classes, cfg.num_epoch, cfg.num_image);
+  apply_file(cfg, origins, table, origin);
 
   std::string source(parts.toml);
   if (!source.empty() && source.back() != '\n') source += '\n';
@@ -142,6 +149,13 @@ Config parse_config(std::string_view toml_text, const std::string& origin,
   return cfg;
 }
 
+}  // namespace
+
+Config parse_config(std::string_view toml_text, const std::string& origin,
+                    const std::vector<std::string>& overrides) {
+  return parse(toml_text, origin, overrides, false);
+}
+
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -154,7 +168,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   if (in) text << in.rdbuf();
   if (!in || in.bad())
     throw UsageError(fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
-  return parse_config(text.str(), path, overrides);
+  return parse(text.str(), path, overrides, true);
 }
 
 }  // namespace pfc
