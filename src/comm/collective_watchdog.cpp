@@ -214,8 +214,9 @@ void CollectiveWatchdog::conclude(const char* what, double waited_s) {
                         "any collective)",
                         verdict.missing.size() == 1 ? "" : "s", fmt::join(verdict.missing, ", "));
   const std::string waiting =
-      verdict.live.size() == 1 ? fmt::format("rank {} was waiting", verdict.live.front())
-                               : fmt::format("ranks {} were waiting", fmt::join(verdict.live, ", "));
+      verdict.live.size() == 1
+          ? fmt::format("rank {} was waiting", verdict.live.front())
+          : fmt::format("ranks {} were waiting", fmt::join(verdict.live, ", "));
   throw CollectiveTimeout(fmt::format(
       "collective #{} ({}) on rank {} has not completed after {:.1f} s "
       "(collective_timeout_s = {} s): {}{}{}; {}. Every live rank stops",

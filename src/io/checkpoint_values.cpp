@@ -58,7 +58,8 @@ void check_checkpoint_values(const Checkpoint& checkpoint, const std::string& wh
   check_centres(shard.weight, shard.class_start, "the class centre", where);
   check_centres(shard.momentum, shard.class_start, "the momentum of the class centre", where);
   if (!std::isfinite(checkpoint.state.loss_scale) || checkpoint.state.loss_scale <= 0)
-    throw UnusableCheckpoint(fmt::format("{}: the loss scale is {}", where, checkpoint.state.loss_scale));
+    throw UnusableCheckpoint(
+        fmt::format("{}: the loss scale is {}", where, checkpoint.state.loss_scale));
 }
 
 }  // namespace pfc

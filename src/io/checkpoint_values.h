@@ -21,8 +21,8 @@ class UnusableCheckpoint : public Error {
   using Error::Error;
 };
 
-// Throws UnusableCheckpoint naming the first unusable value: its tensor, its element (row and column
-// of a class-centre shard) and the value. `where` opens the message ("checkpoint '...'").
+// Throws UnusableCheckpoint naming the first unusable value: its tensor, its element (class
+// and column of a class-centre shard) and the value. `where` opens the message.
 void check_checkpoint_values(const Checkpoint& checkpoint, const std::string& where);
 
 }  // namespace pfc

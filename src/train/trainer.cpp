@@ -416,9 +416,10 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
     if (metrics) metrics->finish({"diverged", e.what(), 0, 0});
     throw;
   } catch (const UnusableCheckpoint& e) {
-    // The weights went non-finite before the loss did: diverged just the same.
-    if (metrics) metrics->finish({"diverged", e.what(), 0, 0});
-    throw;
+    // The weights went out of range before the loss did: diverged just the same.
+    const TrainingDiverged diverged(fmt::format("training diverged: {}", e.what()));
+    if (metrics) metrics->finish({"diverged", diverged.what(), 0, 0});
+    throw diverged;
   } catch (const OutOfMemoryError& e) {
     if (metrics) metrics->finish({"out_of_memory", e.what(), e.needed_bytes(), e.available_bytes()});
     throw;
