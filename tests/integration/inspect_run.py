@@ -10,6 +10,8 @@
   inspect_run.py same-checkpoint A B    two step folders hold bit-identical tensors (the class
                                         matrices through the virtual datasets included) and
                                         training state (world_size and config aside)
+  inspect_run.py usable FOLDER          every value of a step folder is finite and below
+                                        sqrt(FLT_MAX) (what pfc checks before writing one)
   inspect_run.py damage FOLDER HOW      damages a checkpoint: nan-conv1 | nan-running-var |
                                         huge-centre (h5py writes, checksums kept consistent) |
                                         flip-shard (one stored byte of shard_00001's /weight) |
@@ -73,6 +75,14 @@ def same_checkpoint(a, b):
         sys.exit(f"the training state differs: {sa} vs {sb}")
 
 
+def usable(folder):
+    tensors, _ = contents(folder)
+    limit = np.sqrt(np.finfo(np.float32).max)
+    for name, values in tensors.items():
+        if not np.all(np.abs(values) < limit):
+            sys.exit(f"{folder}: {name} holds values that are not finite or beyond {limit:g}")
+
+
 def rewrite(path, name, change):
     with h5py.File(path, "r+") as f:
         values = f[name][()]
@@ -129,6 +139,8 @@ if __name__ == "__main__":
         same_losses(args[0], args[1], int(args[2]), int(args[3]))
     elif command == "same-checkpoint":
         same_checkpoint(*args)
+    elif command == "usable":
+        usable(*args)
     elif command == "damage":
         damage(*args)
     else:
