@@ -9,15 +9,7 @@
 # nothing. lr = 1e12 stops the run as diverged (exit 1, status "diverged") and keeps the last
 # good checkpoint byte for byte.
 set -uo pipefail
-python=/usr/bin/python3
-if ! "$python" -c 'import h5py' 2>/dev/null; then
-  echo "skipped: $python cannot import h5py"
-  exit 77
-fi
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "${PFC_SOURCE_DIR:?}"
-. "$here/check_support.sh"
-inspect() { "$python" "$here/inspect_run.py" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/run_support.sh"
 train() {
   mpiexec -n 2 "$PFC" train input/smoke.toml --set frequent=1 --set checkpoint_every=5 \
     --set keep_checkpoints=3 --set steps=10 "$@"

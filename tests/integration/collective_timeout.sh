@@ -4,15 +4,7 @@
 # one that did not arrive; the job ends non-zero (the stopped rank with it), metrics.h5 says
 # "failed" with that message, and the last checkpoint is the one an uninterrupted run writes.
 set -uo pipefail
-python=/usr/bin/python3
-if ! "$python" -c 'import h5py' 2>/dev/null; then
-  echo "skipped: $python cannot import h5py"
-  exit 77
-fi
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "${PFC_SOURCE_DIR:?}"
-. "$here/check_support.sh"
-inspect() { "$python" "$here/inspect_run.py" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/run_support.sh"
 train() {
   mpiexec -n 3 "$PFC" train input/smoke.toml --set batch_size=4 --set frequent=1 \
     --set checkpoint_every=5 --set num_epoch=1000 --set collective_timeout_s=3 "$@"

@@ -6,16 +6,12 @@
 # image_size = 32 are a usage error (exit 2) that says the sizes, not "every record is
 # damaged". A refused run writes no metrics.
 set -uo pipefail
-python=/usr/bin/python3
-make_faces="${PFC_BINARY_DIR:-.}/bin/pfc_make_faces"
-if [ ! -x "$make_faces" ] || ! "$python" -c 'import h5py' 2>/dev/null; then
-  echo "skipped: $make_faces is not built or $python cannot import h5py"
+make_faces="$(cd "${PFC_BINARY_DIR:-.}" && pwd)/bin/pfc_make_faces"
+if [ ! -x "$make_faces" ]; then
+  echo "skipped: $make_faces is not built"
   exit 77
 fi
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "${PFC_SOURCE_DIR:?}"
-. "$here/check_support.sh"
-inspect() { "$python" "$here/inspect_run.py" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/run_support.sh"
 train() {
   mpiexec -n 2 "$PFC" train input/smoke.toml --set num_classes=4 --set num_image=16 \
     --set num_epoch=20 --set checkpoint_every=-1 --set frequent=1 "$@"

@@ -7,23 +7,17 @@
 # a read-only file system says so (exit 1) and changes nothing. Needs user and mount
 # namespaces (unshare -rm); skipped without them.
 set -uo pipefail
-python=/usr/bin/python3
-if ! "$python" -c 'import h5py' 2>/dev/null; then
-  echo "skipped: $python cannot import h5py"
-  exit 77
-fi
 if [ "${1:-}" != --in-namespace ]; then
-  if ! unshare -rm sh -c 'd=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs "$d"' 2>/dev/null
-  then
+  probe=$(mktemp -d)
+  if ! unshare -rm mount -t tmpfs -o size=64k tmpfs "$probe" 2>/dev/null; then
+    rmdir "$probe"
     echo "skipped: cannot mount a tmpfs in a user namespace (unshare -rm)"
     exit 77
   fi
+  rmdir "$probe"
   exec unshare -rm bash "$0" --in-namespace
 fi
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "${PFC_SOURCE_DIR:?}"
-. "$here/check_support.sh"
-inspect() { "$python" "$here/inspect_run.py" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/run_support.sh"
 train() {
   mpiexec -n 2 "$PFC" train input/smoke.toml --set frequent=1 --set checkpoint_every=2 "$@"
 }

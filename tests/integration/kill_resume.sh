@@ -7,15 +7,7 @@
 # (PFC_FAULT at:checkpoint). PFC_KILL_TRIALS trials (default 5; the slow test runs 33),
 # PFC_KILL_SEED to replay a sequence.
 set -uo pipefail
-python=/usr/bin/python3
-if ! "$python" -c 'import h5py' 2>/dev/null; then
-  echo "skipped: $python cannot import h5py"
-  exit 77
-fi
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "${PFC_SOURCE_DIR:?}"
-. "$here/check_support.sh"
-inspect() { "$python" "$here/inspect_run.py" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/run_support.sh"
 trials=${PFC_KILL_TRIALS:-5}
 seed=${PFC_KILL_SEED:-$((($(date +%s) + $$) % 32768))}
 RANDOM=$seed

@@ -5,15 +5,7 @@
 # first tensor without a counterpart and the config keys that differ, and nothing is written
 # (the run's folder is unchanged byte for byte); the same backbone still resumes.
 set -uo pipefail
-python=/usr/bin/python3
-if ! "$python" -c 'import h5py' 2>/dev/null; then
-  echo "skipped: $python cannot import h5py"
-  exit 77
-fi
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "${PFC_SOURCE_DIR:?}"
-. "$here/check_support.sh"
-inspect() { "$python" "$here/inspect_run.py" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/run_support.sh"
 train() { mpiexec -n 2 "$PFC" train input/smoke.toml "$@"; }
 
 run=$work/run

@@ -7,15 +7,7 @@
 # Checked here: no rank exits non-zero, the checkpoint is complete, and the run resumes from it
 # to end exactly as an uninterrupted run does.
 set -uo pipefail
-python=/usr/bin/python3
-if ! "$python" -c 'import h5py' 2>/dev/null; then
-  echo "skipped: $python cannot import h5py"
-  exit 77
-fi
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-cd "${PFC_SOURCE_DIR:?}"
-. "$here/check_support.sh"
-inspect() { "$python" "$here/inspect_run.py" "$@"; }
+. "$(dirname "${BASH_SOURCE[0]}")/run_support.sh"
 train() {
   mpiexec -n 2 "$PFC" train input/smoke.toml --set frequent=1 --set checkpoint_every=0 \
     --set num_epoch=1000 "$@"

@@ -16,8 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 void touch(const fs::path& path, const std::string& text = "") {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
+  test::write_text_file(path.string(), text);
 }
 
 TEST(CheckpointLayout, FolderNames) {

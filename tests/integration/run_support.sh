@@ -1,0 +1,12 @@
+# Sourced by the integration scripts that train and read the outputs back with h5py: skips the
+# script (77) without h5py, then gives check_support.sh's $work, fail() and expect_exit, $here
+# (this folder) and inspect (inspect_run.py), and moves to the source tree.
+python=/usr/bin/python3
+if ! "$python" -c 'import h5py' 2>/dev/null; then
+  echo "skipped: $python cannot import h5py"
+  exit 77
+fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/check_support.sh"
+inspect() { "$python" "$here/inspect_run.py" "$@"; }
+cd "${PFC_SOURCE_DIR:?}"
