@@ -3,12 +3,21 @@
 find_package(MPI REQUIRED COMPONENTS C)
 set(HDF5_PREFER_PARALLEL OFF)
 find_package(HDF5 REQUIRED COMPONENTS C)
+# metrics.h5 is read live through SWMR with the file lock turned off per file
+# (H5Pset_file_locking), which HDF5 has since 1.10.7.
+if(HDF5_VERSION VERSION_LESS 1.10.7)
+  message(FATAL_ERROR "pfc needs HDF5 >= 1.10.7; found ${HDF5_VERSION} (${HDF5_C_INCLUDE_DIRS})")
+endif()
 find_package(CLI11 REQUIRED)
 find_package(tomlplusplus REQUIRED)
 find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(Threads REQUIRED)
 find_package(libjpeg-turbo REQUIRED)
+# ONNX export (libonnx-dev): its CMake targets link protobuf::libprotobuf, which FindProtobuf
+# defines, so protobuf is looked up first.
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED CONFIG)
 
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
@@ -26,4 +35,4 @@ target_compile_definitions(pfc_deps INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPIC
 target_link_libraries(pfc_deps INTERFACE
   MPI::MPI_C ${HDF5_C_LIBRARIES} CLI11::CLI11
   spdlog::spdlog_header_only fmt::fmt-header-only ${BLAS_LIBRARIES}
-  libjpeg-turbo::turbojpeg Threads::Threads)
+  libjpeg-turbo::turbojpeg onnx Threads::Threads)

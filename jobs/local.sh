@@ -2,8 +2,9 @@
 # The main job on one machine. Builds pfc (installing what is missing), then:
 #  - with a GPU: the 3-million-identity Partial FC 0.1 headline config on one GPU, 200 steps;
 #  - without:    input/smoke.toml on 2 CPU ranks.
-# It prints the training log and where metrics.h5 is. Each run writes a folder of its own,
-# output/<config>-<date and time> (pfc train never starts a new run where another one is).
+# It prints the training log (also kept in the run's training.log) and where metrics.h5 is.
+# Each run writes a folder of its own, output/<config>-<date and time> (pfc train never starts
+# a new run where another one is).
 # Extra arguments go to `pfc train` (e.g. --set steps=50).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,4 +20,5 @@ else
   out=output/smoke-$stamp
   mpiexec -n 2 "$pfc" train input/smoke.toml --set output=\"$out\" "$@"
 fi
-echo "metrics: $out/metrics.h5   (h5ls -r $out/metrics.h5; checkpoints in $out/ckpt)"
+echo "metrics: $out/metrics.h5   (h5ls -r $out/metrics.h5; checkpoints in $out/ckpt;" \
+  "log in $out/training.log)"

@@ -90,6 +90,12 @@ void IResNet::backward(const Tensor& embeddings_grad) {
   conv1_.backward(bn1_.backward(prelu_.backward(d)), /*need_input_grad=*/false);
 }
 
+GraphValue IResNet::trace(InferenceGraph& graph, GraphValue images) const {
+  GraphValue x = prelu_.trace(graph, bn1_.trace(graph, conv1_.trace(graph, images)));
+  for (const auto& block : blocks_) x = block->trace(graph, x);
+  return features_->trace(graph, fc_->trace(graph, bn2_->trace(graph, x)));
+}
+
 void IResNet::initialize(std::uint64_t seed) {
   for (Parameter* p : parameters_) {
     const std::string& name = p->name;
@@ -113,7 +119,8 @@ void IResNet::initialize(std::uint64_t seed) {
       const float fill = ends_with(".weight") ? 1.0f : 0.0f;
       for (std::int64_t i = 0; i < n; ++i) v[i] = fill;
     }
-    ctx_.backend->copy(host, p->value);
+    // The same f32 values in every mode: an f64 run starts where an f32 one does.
+    ctx_.backend->copy_cast(host, p->value);
   }
   for (Buffer* b : buffers_)
     ctx_.backend->fill(b->value, b->name.size() > 4 && b->name.ends_with("_var") ? 1.0 : 0.0);
@@ -148,17 +155,20 @@ void IResNet::import_parameter(const std::string& name, const Tensor& torch_layo
   PFC_CHECK(p != nullptr, "iresnet has no parameter '{}'", name);
   PFC_CHECK(torch_layout.shape() == p->torch_shape, "parameter '{}' is {} in PyTorch, got {}",
             name, shape_string(p->torch_shape), shape_string(torch_layout.shape()));
-  Tensor ours = Tensor::host(p->value.shape(), DType::f32);
-  torch_to_ours(*p, torch_layout.data<float>(), ours.data<float>());
-  ctx_.backend->copy(ours, p->value);
+  PFC_CHECK(torch_layout.device() == DeviceKind::cpu, "parameter '{}': {} is not a host tensor",
+            name, torch_layout.describe());
+  Tensor ours = Tensor::host(p->value.shape(), torch_layout.dtype());
+  if (torch_layout.dtype() == DType::f64) {
+    torch_to_ours(*p, torch_layout.data<double>(), ours.data<double>());
+  } else {
+    torch_to_ours(*p, torch_layout.data<float>(), ours.data<float>());
+  }
+  ctx_.backend->copy_cast(ours, p->value);
   if (p->working.defined()) ctx_.backend->cast(p->value, p->working);
 }
 
 Tensor IResNet::export_parameter(const Parameter& p, const Tensor& ours) const {
-  const Tensor host = ctx_.backend->to_host(ours);
-  Tensor torch_layout = Tensor::host(p.torch_shape, DType::f32);
-  ours_to_torch(p, host.data<float>(), torch_layout.data<float>());
-  return torch_layout;
+  return to_torch_layout(*ctx_.backend, p, ours);
 }
 
 }  // namespace pfc

@@ -62,21 +62,21 @@ void check_writable(const fs::path& output) {
 
 }  // namespace
 
-void check_output_folder(const fs::path& output, bool continues_output) {
+void check_output_folder(const fs::path& output, bool owns_output) {
   std::error_code ec;
   if (fs::exists(output, ec) && !fs::is_directory(output, ec))
     throw UsageError(fmt::format("output = \"{}\" is a file, not a folder", output.string()));
   check_writable(output);
-  if (continues_output) return;
+  if (owns_output) return;
   const std::vector<std::string> found = run_contents(output);
   if (found.empty()) return;
   std::string contents;
   for (const std::string& item : found) contents += (contents.empty() ? "" : ", ") + item;
   throw UsageError(fmt::format(
       "output = \"{0}\" already holds a run ({1}); a new run there would overwrite it, so it is "
-      "not started. To continue that run, set resume = true; to start a new run from its "
-      "checkpoint, set resume_from = \"{0}\" and another output; to start over, choose another "
-      "output (or move {0} away)",
+      "not started. To continue that run, set resume = true (or \"auto\"); to start a new run "
+      "from its checkpoint, set resume_from = \"{0}\" and another output; to start over, "
+      "choose another output (or move {0} away)",
       output.string(), contents));
 }
 

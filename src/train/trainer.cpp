@@ -27,11 +27,12 @@
 #include "train/grad_clip.h"
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
-#include "train/output_guard.h"
+#include "train/progress_line.h"
 #include "train/resume_checkpoint.h"
 #include "train/run_control.h"
 #include "train/run_description.h"
 #include "train/run_start.h"
+#include "train/training_log.h"
 
 namespace pfc {
 
@@ -276,7 +277,8 @@ RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const
 
 }  // namespace
 
-TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line) {
+TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& backend,
+                 const std::string& command_line) {
   // An emulated run is one process playing some rank: it writes what rank 0 would.
   const bool emulated = cfg.emulate_world_size > 0;
   const bool leader = emulated || comm.rank() == 0;
@@ -290,12 +292,12 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   const std::filesystem::path output(cfg.output);
   const std::filesystem::path ckpt_root = checkpoint_root(cfg.output);
   const std::string metrics_path = (output / "metrics.h5").string();
-  // Decided before anything is written: where the run starts, and whether its output folder
-  // may take it (every rank sees the same files and so decides alike).
-  const RunStart start = plan_run_start(cfg);
-  check_output_folder(output, start.continues_output);
   if (leader) std::filesystem::create_directories(output);
   comm.barrier();
+  if (leader && !start.reason.empty()) spdlog::info("{}", start.reason);
+  // A checkpoint of this output is not written again at the end. One from elsewhere is (even
+  // after no step), which re-splits a checkpoint for another number of ranks.
+  const bool own_checkpoint = start.kind == StartKind::continue_run;
 
   const RunInfo info = describe_run(cfg, comm, backend, command_line);
   // metrics.h5 is opened once the run is set up (an out-of-memory set-up is recorded too): a
@@ -303,7 +305,7 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   std::optional<MetricsWriter> metrics;
   const auto open_metrics = [&](std::optional<std::int64_t> continued_step) {
     if (!leader) return;
-    metrics = start.continues_output && continued_step
+    metrics = own_checkpoint && continued_step
                   ? MetricsWriter::resume(metrics_path, cfg, info, *continued_step)
                   : MetricsWriter::create(metrics_path, cfg, info);
   };
@@ -321,7 +323,7 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
       if (leader)
         spdlog::info("resumed from {} at step {}", resumed.info.path.string(), run->step());
       // Checkpoints of this step and later ones may then replace what `latest` named.
-      if (leader && start.continues_output && resumed.latest_outdated)
+      if (leader && own_checkpoint && resumed.latest_outdated)
         replace_file_atomically(ckpt_root / "latest", resumed.info.path.filename().string() +
                                                           "\n");
     }
@@ -343,9 +345,8 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   MemoryPeaks interval_peaks{};  // each purpose's peak over the steps since the last log line
   auto interval_start = Clock::now();
   const auto run_start = Clock::now();
-  // The checkpoint continued from is not written again at the end; one from elsewhere is
-  // (even after no step), which re-splits a checkpoint for another number of ranks.
-  std::int64_t last_saved = start.continues_output ? run->step() : -1;
+  const std::int64_t first_step = run->step();
+  std::int64_t last_saved = own_checkpoint ? run->step() : -1;
   DivergenceMonitor divergence(cfg.divergence_steps);
 
   try {
@@ -371,10 +372,11 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
         const double speed = static_cast<double>(interval_steps * global_batch) / elapsed;
         const double mean_loss = loss_sum / static_cast<double>(interval_steps);
         if (leader) {
-          fmt::print("Training: Speed {:.2f} samples/sec   Loss {:.4f}   LearningRate {:.4f}   "
-                     "Epoch: {}   Global Step: {}\n",
-                     speed, mean_loss, run->last_lr(), run->epoch(), run->step());
-          std::fflush(stdout);
+          log_progress(progress_line(
+              {speed, mean_loss, run->last_lr(), run->epoch(), run->step(),
+               cfg.fp16 ? std::optional<double>(run->loss_scale()) : std::nullopt,
+               hours_left(seconds_since(run_start), run->step() - first_step,
+                          run->last_step() - run->step())}));
           StepMetrics row;
           row.step = run->step();
           row.wall_time_s = seconds_since(run_start);
@@ -400,7 +402,8 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
       }
       divergence.observe(run->step(), loss, run->last_step_applied(),
                          run->loss_scale_at_floor());
-      if (agree_to_stop(comm)) {
+      // A stop asked for during the last step finds the run done, not stopped.
+      if (run->step() < run->last_step() && agree_to_stop(comm)) {
         result.stopped_by_signal = true;
         break;
       }

@@ -10,17 +10,21 @@
 #include "backend/backend.h"
 #include "comm/comm.h"
 #include "config/config.h"
+#include "train/run_start.h"
 
 namespace pfc {
 
 struct TrainerRun {
   std::int64_t steps_done = 0;  // optimizer steps completed, resumed ones included
-  bool stopped_by_signal = false;
+  bool stopped_by_signal = false;  // a stop signal ended it before its last step
   std::string metrics_path;
 };
 
 // Collective over comm. Throws pfc::Error on failure; an allocation that does not fit is
 // recorded in metrics.h5 (status "out_of_memory", needed vs available) before it throws.
-TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line);
+// `start` is decide_run_start(cfg), which the caller has let past check_output_folder before
+// writing anything into the output folder.
+TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& backend,
+                 const std::string& command_line);
 
 }  // namespace pfc

@@ -4,12 +4,16 @@ pfc_script_test(integration.report_command report_command.sh LABELS integration 
 pfc_script_test(integration.report_plot report_plot.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.modules_load modules_load.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.slurm_row slurm_row.sh LABELS integration TIMEOUT 600)
+pfc_script_test(integration.slurm_train slurm_train.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.golden_backbone golden_backbone.sh LABELS integration TIMEOUT 300)
 pfc_script_test(integration.golden_partial_fc_mpi golden_partial_fc_mpi.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.train_smoke train_smoke.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_resume train_resume.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.train_emulated train_emulated.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_dataset train_dataset.sh LABELS "integration;mpi" TIMEOUT 300)
+pfc_script_test(integration.device_script device_script.sh LABELS integration TIMEOUT 180)
+pfc_script_test(integration.cuda_architectures cuda_architectures.sh LABELS integration TIMEOUT 60)
+pfc_script_test(integration.cuda_configure cuda_configure.sh LABELS integration TIMEOUT 120)
 # Nothing lost, nothing silently wrong: refusals, damage, divergence, full disks, hung ranks.
 foreach(name output_guard resume_mismatch checkpoint_damage dataset_integrity
         file_system_failures collective_timeout stop_signals kill_resume)
