@@ -60,10 +60,12 @@ train --set output=\"$work/single\" --set steps=5 >"$work/single-first.log" 2>&1
   fail "the 5-step run failed"
 inspect damage "$work/single/ckpt/step_0000005" nan-conv1
 before=$(inspect digest "$work/single")
+cp "$work/single/training.log" "$work/single.log.before"
 expect_exit 1 only_checkpoint_damaged "no checkpoint to continue from can be read" \
   "backbone parameter 'conv1.weight' element 0 is NaN" -- \
   train --set output=\"$work/single\" --set resume=true
 [ "$(inspect digest "$work/single")" = "$before" ] || fail "the failed resume changed the run"
+kept_log "$work/single.log.before" "$work/single"
 
 # Divergence: lr = 1e12 from the good step-5 checkpoint.
 train --set output=\"$work/diverge\" --set steps=5 >"$work/diverge-first.log" 2>&1 ||

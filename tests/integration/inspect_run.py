@@ -1,7 +1,9 @@
 """What the integration tests read back from a run's output, with h5py.
 
-  inspect_run.py digest DIR             one line per file under DIR: its sha256 and path (to
-                                        show that a refused run changed no byte)
+  inspect_run.py digest DIR             one line per file under DIR but training.log: its sha256
+                                        and path (to show that a refused run changed no byte;
+                                        training.log is the run's log, which every attempt to
+                                        continue it appends to: kept_log checks it)
   inspect_run.py status RUN             /summary status and message of RUN/metrics.h5
   inspect_run.py last-skipped RUN       /steps/skipped_records of the last row
   inspect_run.py same-losses A B FIRST LAST
@@ -29,6 +31,8 @@ import numpy as np
 def digest(folder):
     for root, _, files in sorted(os.walk(folder)):
         for name in sorted(files):
+            if name == "training.log":
+                continue
             path = os.path.join(root, name)
             with open(path, "rb") as f:
                 print(hashlib.sha256(f.read()).hexdigest(), os.path.relpath(path, folder))

@@ -12,6 +12,7 @@ train() { mpiexec -n 2 "$PFC" train input/smoke.toml "$@"; }
 run=$work/run
 train --set output=\"$run\" >"$work/first.log" 2>&1 || { fail "the first run failed"; exit 1; }
 before=$(inspect digest "$run")
+log_before=$(sha256sum <"$run/training.log")
 
 expect_exit 2 shorter_run "already holds a run (metrics.h5, 2 checkpoints)" "set resume = true" \
   "set resume_from = \"$run\" and another output" -- train --set output=\"$run\" --set steps=3
@@ -20,6 +21,8 @@ expect_exit 2 shorter_run "already holds a run (metrics.h5, 2 checkpoints)" "set
 expect_exit 2 same_run_again "already holds a run" -- train --set output=\"$run\" \
   --set checkpoint_every=20
 [ "$(inspect digest "$run")" = "$before" ] || fail "the refused second run changed $run"
+[ "$(sha256sum <"$run/training.log")" = "$log_before" ] ||
+  fail "a refused new run wrote to the other run's training.log"
 
 # A run killed during its first checkpoint left metrics.h5 and a staging folder only.
 mkdir -p "$work/partial/ckpt/step_0000010.tmp"

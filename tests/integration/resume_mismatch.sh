@@ -12,6 +12,7 @@ run=$work/run
 train --set output=\"$run\" --set steps=10 >"$work/first.log" 2>&1 ||
   { fail "the first run failed"; exit 1; }
 before=$(inspect digest "$run")
+cp "$run/training.log" "$work/training.log.before"
 ckpt=$run/ckpt/step_0000010
 
 expect_exit 2 deeper_layers "checkpoint '$ckpt' does not fit this run's backbone" \
@@ -33,6 +34,7 @@ expect_exit 2 wider "the model's parameter 'conv1.weight' is [16, 3, 3, 3], the 
 expect_exit 2 deeper_elsewhere "does not fit this run's backbone" -- \
   train --set output=\"$work/other\" --set resume_from=\"$ckpt\" --set layers=[1,2,1,1]
 [ "$(inspect digest "$run")" = "$before" ] || fail "a refused resume changed $run"
+kept_log "$work/training.log.before" "$run"
 
 expect_exit 0 same_backbone "resumed from $ckpt at step 10" -- \
   train --set output=\"$run\" --set resume=true

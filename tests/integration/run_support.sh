@@ -9,4 +9,9 @@ fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/check_support.sh"
 inspect() { "$python" "$here/inspect_run.py" "$@"; }
+# kept_log BEFORE RUN: RUN/training.log still begins with the copy BEFORE (attempts append).
+kept_log() {
+  cmp -s "$1" <(head -c "$(stat -c %s "$1")" "$2/training.log") ||
+    fail "$2/training.log lost what it held"
+}
 cd "${PFC_SOURCE_DIR:?}"
