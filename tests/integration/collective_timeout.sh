@@ -15,7 +15,7 @@ mpiexec -n 3 "$PFC" train input/smoke.toml --set batch_size=4 --set frequent=1 \
   --set checkpoint_every=5 --set num_epoch=1000 --set collective_timeout_s=3 \
   --set output=\"$run\" --set steps=0 >"$work/run.log" 2>&1 &
 launcher=$!
-for _ in $(seq 300); do grep -q "Global Step: 7$" "$work/run.log" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "Global Step: 7 " "$work/run.log" && break; sleep 0.1; done
 victim=
 for pid in $(pgrep -f -- "output=\"$run\""); do
   tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=2 && victim=$pid

@@ -20,7 +20,7 @@ mpiexec -n 2 "$PFC" train input/smoke.toml \
   --set frequent=1 --set checkpoint_every=0 --set num_epoch=1000 --set output=\"$run\" \
   --set steps=0 >"$work/run.log" 2>&1 &
 launcher=$!
-for _ in $(seq 300); do grep -q "Global Step: 3$" "$work/run.log" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "Global Step: 3 " "$work/run.log" && break; sleep 0.1; done
 kill -TERM "$launcher"
 code=0
 wait "$launcher" || code=$?
