@@ -46,7 +46,6 @@ class CollectiveWatchdog {
   // order on every rank). Throws CollectiveTimeout naming the ranks that did not arrive.
   void wait(MPI_Request& request, const char* what);
 
-  double timeout_s() const { return timeout_s_; }
   // Whether a wait gave up on its collective: MPI may still work on it, so its communicator
   // must not be freed (Open MPI's non-blocking collectives touch a freed one).
   bool abandoned() const { return verdict_.has_value(); }
