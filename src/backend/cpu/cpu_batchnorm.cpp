@@ -1,6 +1,6 @@
-// CPU batch-norm in training mode over x [rows, channels] (NHWC activations viewed per
-// channel). Statistics accumulate in double; parameters and statistics are f32 or, for the
-// f64 gradient checks, the activation type.
+// CPU batch-norm in training and inference mode over x [rows, channels] (NHWC activations
+// viewed per channel). Statistics accumulate in double; parameters and statistics are f32 or,
+// for the f64 gradient checks, the activation type.
 #include <cmath>
 #include <utility>
 #include <vector>
@@ -10,6 +10,24 @@
 
 namespace pfc {
 namespace {
+
+// y = x * a + b per channel, with a = gamma * invstd and b = beta - mean * a: one rounding of
+// the two per-channel factors instead of four per element.
+template <class T, class P>
+void normalise(std::int64_t rows, std::int64_t channels, const T* x, const P* gamma,
+               const P* beta, const std::vector<double>& mean, const std::vector<double>& invstd,
+               T* y) {
+  std::vector<T> a(channels), b(channels);
+  for (std::int64_t c = 0; c < channels; ++c) {
+    a[c] = static_cast<T>(gamma[c] * invstd[c]);
+    b[c] = static_cast<T>(beta[c] - mean[c] * gamma[c] * invstd[c]);
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * channels;
+    T* yr = y + r * channels;
+    for (std::int64_t c = 0; c < channels; ++c) yr[c] = xr[c] * a[c] + b[c];
+  }
+}
 
 template <class T, class P>
 void forward_train(std::int64_t rows, std::int64_t channels, const T* x, const P* gamma,
@@ -39,17 +57,19 @@ void forward_train(std::int64_t rows, std::int64_t channels, const T* x, const P
     running_mean[c] = static_cast<P>((1.0 - momentum) * running_mean[c] + momentum * mean[c]);
     running_var[c] = static_cast<P>((1.0 - momentum) * running_var[c] + momentum * unbiased);
   }
-  // y = x * a + b per channel, with a = gamma * invstd and b = beta - mean * a.
-  std::vector<T> a(channels), b(channels);
+  normalise(rows, channels, x, gamma, beta, mean, invstd, y);
+}
+
+template <class T, class P>
+void forward_inference(std::int64_t rows, std::int64_t channels, const T* x, const P* gamma,
+                       const P* beta, const P* running_mean, const P* running_var, double eps,
+                       T* y) {
+  std::vector<double> mean(channels), invstd(channels);
   for (std::int64_t c = 0; c < channels; ++c) {
-    a[c] = static_cast<T>(gamma[c] * invstd[c]);
-    b[c] = static_cast<T>(beta[c] - mean[c] * gamma[c] * invstd[c]);
+    mean[c] = running_mean[c];
+    invstd[c] = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + eps);
   }
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * channels;
-    T* yr = y + r * channels;
-    for (std::int64_t c = 0; c < channels; ++c) yr[c] = xr[c] * a[c] + b[c];
-  }
+  normalise(rows, channels, x, gamma, beta, mean, invstd, y);
 }
 
 // dbeta = sum dy, dgamma = sum dy * xhat,
@@ -122,6 +142,36 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
       forward_train(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
                     running_mean.data<P>(), running_var.data<P>(), momentum, eps, y.data<T>(),
                     saved_mean.data<P>(), saved_invstd.data<P>());
+    });
+  });
+}
+
+void CpuBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamma,
+                                             const Tensor& beta, const Tensor& running_mean,
+                                             const Tensor& running_var, double eps, Tensor& y) {
+  const char* op = "batchnorm_forward_inference";
+  cpu::check_host(x, op, "x");
+  cpu::check_rank(x, 2, op, "x");
+  const std::int64_t rows = x.dim(0), channels = x.dim(1);
+  const Shape per_channel{channels};
+  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
+                                                          {&beta, "beta"},
+                                                          {&running_mean, "running_mean"},
+                                                          {&running_var, "running_var"}};
+  for (const auto& [t, name] : params) {
+    cpu::check_host(*t, op, name);
+    check_shape(*t, per_channel, op, name);
+    check_dtype(*t, gamma.dtype(), op, name);
+  }
+  cpu::check_host(y, op, "y");
+  check_shape(y, x.shape(), op, "y");
+  check_dtype(y, x.dtype(), op, "y");
+  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+    using T = decltype(xt);
+    cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
+      using P = decltype(pt);
+      forward_inference(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
+                        running_mean.data<P>(), running_var.data<P>(), eps, y.data<T>());
     });
   });
 }

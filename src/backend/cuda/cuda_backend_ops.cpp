@@ -121,6 +121,37 @@ void CudaBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, 
   cuda::launch_batchnorm_forward_train(a, work.raw(), r_->stream);
 }
 
+void CudaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamma,
+                                              const Tensor& beta, const Tensor& running_mean,
+                                              const Tensor& running_var, double eps, Tensor& y) {
+  constexpr const char* op = "batchnorm_forward_inference";
+  require_float(x, op, "x");
+  require_device(gamma, op, "gamma");
+  const std::int64_t channels = gamma.numel();
+  const std::int64_t rows = rows_of(x, channels, op, "x");
+  require_device(y, op, "y");
+  check_dtype(y, x.dtype(), op, "y");
+  check_shape(y, x.shape(), op, "y");
+  require_f32_vector(gamma, channels, op, "gamma");
+  require_f32_vector(beta, channels, op, "beta");
+  require_f32_vector(running_mean, channels, op, "running_mean");
+  require_f32_vector(running_var, channels, op, "running_var");
+
+  cuda::BatchNormInferenceArgs a;
+  a.x = x.raw();
+  a.y = y.raw();
+  a.dtype = x.dtype();
+  a.rows = rows;
+  a.channels = channels;
+  a.gamma = gamma.data<float>();
+  a.beta = beta.data<float>();
+  a.running_mean = running_mean.data<float>();
+  a.running_var = running_var.data<float>();
+  a.eps = eps;
+  Tensor work = scratch(cuda::batchnorm_inference_scratch_bytes(channels));
+  cuda::launch_batchnorm_forward_inference(a, work.raw(), r_->stream);
+}
+
 void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                      const Tensor& saved_mean, const Tensor& saved_invstd,
                                      Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
