@@ -102,7 +102,7 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
   const Tensor images_host = nchw_to_nhwc(input);
   Tensor images = backend.empty(images_host.shape(), DType::f32, MemoryPurpose::data);
   backend.copy(images_host, images);
-  const Tensor embeddings = to_host_f32(backend, model.forward(images));
+  const Tensor embeddings = to_host_f32(backend, model.forward(images, ForwardMode::training));
   if (auto ref = file.reference(network.group, golden_case.name, "embeddings"))
     compare_reference(table, "embeddings", embeddings, *ref);
 

@@ -16,7 +16,7 @@ class FlattenLinear {
                 std::int64_t height, std::int64_t width, std::int64_t out_features);
 
   // x [n, h, w, c] of the activation dtype -> y [n, out] f32 (f64 in the reference mode).
-  Tensor forward(const Tensor& x);
+  Tensor forward(const Tensor& x, ForwardMode mode);
   // dy [n, out] as forward's y -> dx [n, h, w, c] of the activation dtype.
   Tensor backward(const Tensor& dy);
   void release() { saved_input_ = Tensor(); }

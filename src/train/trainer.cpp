@@ -8,7 +8,7 @@
 #include <span>
 
 #include "comm/host_all_gather.h"
-#include "config/network_layers.h"
+#include "config/load_config.h"
 #include "core/fault_injection.h"
 #include "data/data_source.h"
 #include "io/checkpoint.h"
@@ -16,8 +16,9 @@
 #include "io/checkpoint_reader.h"
 #include "io/checkpoint_writer.h"
 #include "io/metrics_writer.h"
+#include "model/backbone_state.h"
 #include "model/flat_parameters.h"
-#include "model/iresnet.h"
+#include "model/make_backbone.h"
 #include "pfc/partial_fc.h"
 #include "train/grad_clip.h"
 #include "train/loss_scaler.h"
@@ -42,7 +43,8 @@ class TrainingRun {
       : cfg_(cfg),
         comm_(comm),
         backend_(backend),
-        model_(backend, backbone_options(cfg)),
+        backbone_(make_backbone(cfg, backend, backbone_activations(cfg))),
+        model_(*backbone_),
         head_(backend, comm, head_options(cfg)),
         schedule_(cfg, comm.world_size()),
         scaler_(cfg.fp16, cfg.batch_size),
@@ -73,7 +75,7 @@ class TrainingRun {
     // the class sampler inside forward_backward then runs on the host while the device
     // computes the embeddings.
     head_.set_labels(batch.labels);
-    const Tensor embeddings = model_.forward(images_);
+    const Tensor embeddings = model_.forward(images_, ForwardMode::training);
     const double loss = head_.forward_backward(embeddings, embeddings_grad_, step_);
     if (scaler_.enabled()) backend_.scale(embeddings_grad_, scaler_.scale());
     model_.backward(embeddings_grad_);
@@ -145,7 +147,9 @@ class TrainingRun {
     const ShardLayout& layout = head_.layout();
     const Checkpoint ckpt = read_checkpoint(
         info.path, {cfg_.num_classes, cfg_.embedding_size, layout.class_start, layout.num_local});
-    for (const NamedTensor& t : ckpt.parameters) model_.import_parameter(t.name, t.value);
+    const std::string origin = fmt::format("checkpoint '{}'", info.path.string());
+    check_same_network(parse_config(ckpt.state.config_toml, origin, {}), cfg_, origin);
+    load_backbone_state(model_, ckpt.parameters, ckpt.buffers, origin);
     for (const NamedTensor& t : ckpt.momentum) {
       Parameter* p = model_.find_parameter(t.name);
       PFC_CHECK(p && p->momentum.defined(), "checkpoint {} has momentum for unknown '{}'",
@@ -153,11 +157,6 @@ class TrainingRun {
       Tensor ours = Tensor::host(p->value.shape(), DType::f32);
       torch_to_ours(*p, t.value.data<float>(), ours.data<float>());
       backend_.copy(ours, p->momentum);
-    }
-    for (const NamedTensor& t : ckpt.buffers) {
-      Buffer* b = model_.find_buffer(t.name);
-      PFC_CHECK(b != nullptr, "checkpoint {} has unknown buffer '{}'", info.path.string(), t.name);
-      backend_.copy(t.value, b->value);
     }
     backend_.copy(ckpt.shard.weight, head_.weight());
     backend_.copy(ckpt.shard.momentum, head_.momentum());
@@ -167,17 +166,11 @@ class TrainingRun {
     model_.refresh_working_copies();
   }
 
-  IResNet& model() { return model_; }
+  Backbone& model() { return model_; }
 
  private:
-  static IResNetOptions backbone_options(const Config& cfg) {
-    IResNetOptions o;
-    o.layers = network_layers(cfg);
-    o.widths = cfg.widths;
-    o.image_size = cfg.image_size;
-    o.embedding_size = cfg.embedding_size;
-    o.activations = cfg.fp16 && cfg.device == "cuda" ? DType::f16 : DType::f32;
-    return o;
+  static DType backbone_activations(const Config& cfg) {
+    return cfg.fp16 && cfg.device == "cuda" ? DType::f16 : DType::f32;
   }
 
   static PartialFcOptions head_options(const Config& cfg) {
@@ -200,7 +193,8 @@ class TrainingRun {
   const Config& cfg_;
   Comm& comm_;
   Backend& backend_;
-  IResNet model_;
+  std::unique_ptr<Backbone> backbone_;
+  Backbone& model_;  // *backbone_
   PartialFc head_;
   LrSchedule schedule_;
   LossScaler scaler_;
