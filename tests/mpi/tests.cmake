@@ -6,3 +6,4 @@ pfc_mpi_test(checkpoint_roundtrip_test mpi/checkpoint_roundtrip_test.cpp RANKS 1
 pfc_mpi_test(checkpoint_recovery_test mpi/checkpoint_recovery_test.cpp RANKS 1 2 3)
 pfc_mpi_test(checkpoint_on_stop_test mpi/checkpoint_on_stop_test.cpp RANKS 1 2 3)
 pfc_mpi_test(open_backbone_test mpi/open_backbone_test.cpp RANKS 1 2)
+pfc_mpi_test(verify_on_ranks_test mpi/verify_on_ranks_test.cpp RANKS 1 2 3)
