@@ -15,5 +15,7 @@ CommandRunner add_golden_command(CLI::App& app);
 CommandRunner add_train_command(CLI::App& app);
 CommandRunner add_pack_command(CLI::App& app);
 CommandRunner add_report_command(CLI::App& app);
+CommandRunner add_verify_command(CLI::App& app);
+CommandRunner add_embed_command(CLI::App& app);
 
 }  // namespace pfc

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   add(pfc::add_train_command);
   add(pfc::add_pack_command);
   add(pfc::add_report_command);
+  add(pfc::add_verify_command);
+  add(pfc::add_embed_command);
 
   try {
     app.parse(argc, argv);

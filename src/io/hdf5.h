@@ -59,6 +59,8 @@ Handle require_group(hid_t loc, const std::string& path);
 Tensor read_tensor(hid_t loc, const std::string& path, DType as);
 // Writes a host tensor as a new dataset (shape as the tensor's; parents created).
 void write_tensor(hid_t loc, const std::string& path, const Tensor& host);
+// Writes [n] variable-length UTF-8 strings as a new dataset (h5py reads them as bytes/str).
+void write_strings(hid_t loc, const std::string& path, const std::vector<std::string>& values);
 
 double read_attribute_double(hid_t loc, const std::string& object, const std::string& name);
 std::int64_t read_attribute_int(hid_t loc, const std::string& object, const std::string& name);
