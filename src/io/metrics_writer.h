@@ -14,6 +14,9 @@
 //              column nobody wrote in a row (a resume on more ranks) reads NaN / -1.
 //   /memory/peak_bytes_by_purpose  [ranks, purposes] i64, the peak of each purpose so far;
 //              attribute purposes: the purpose names, comma-separated, in column order
+//   /verification/<target>/  a row per verification of a val_targets file (layout in
+//              io/verification_metrics.h): step, accuracy, accuracy_std, accuracy_noflip,
+//              xnorm, val_at_far, ...
 //   /summary   attributes: status ("running" | "ok" | "out_of_memory" | "failed"), steps (the
 //              last logged step), samples_per_s, step_time_s (slowest rank), comm_time_s
 //              (medians over the rows after the first 20 %), mem_peak_bytes (max over ranks and
@@ -38,6 +41,7 @@
 #include "config/config.h"
 #include "core/memory_ledger.h"
 #include "io/hdf5.h"
+#include "io/verification_metrics.h"
 
 namespace pfc {
 
@@ -87,6 +91,8 @@ class MetricsWriter {
   void record_memory(const std::vector<MemoryPeaks>& peaks_by_rank);
   // The device memory outside pfc's allocations; the file keeps the largest.
   void record_device_overhead(std::int64_t bytes);
+  // One verification of the val_targets file `target`.
+  void append_verification(const std::string& target, const VerificationRow& row);
   void finish(const RunOutcome& outcome);
 
   const std::string& path() const { return file_.path(); }

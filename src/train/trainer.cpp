@@ -25,6 +25,7 @@
 #include "train/lr_schedule.h"
 #include "train/run_control.h"
 #include "train/run_description.h"
+#include "train/verification_callback.h"
 
 namespace pfc {
 
@@ -258,6 +259,8 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   // that arrives while the run is being set up ends it after its first step, with a summary,
   // instead of killing it.
   install_stop_signal_handlers();
+  // A missing or unreadable verification target stops the run before anything is written.
+  VerificationCallback verification(cfg, comm, leader);
   const std::filesystem::path output(cfg.output);
   const std::filesystem::path ckpt_root = checkpoint_root(cfg.output);
   const std::string metrics_path = (output / "metrics.h5").string();
@@ -359,6 +362,11 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
         interval_peaks = {};
         interval_start = Clock::now();
         comm_mark = comm.modelled_seconds();
+      }
+      if (verification.due(run->step(), run->last_step())) {
+        const auto verification_start = Clock::now();
+        verification.run(run->step(), run->model(), metrics ? &*metrics : nullptr);
+        interval_start += Clock::now() - verification_start;  // not training time
       }
       if (agree_to_stop(comm)) {
         result.stopped_by_signal = true;
