@@ -1,6 +1,7 @@
 // `pfc report DIR...`: rebuilds the seed's two benchmark tables (speed, memory per GPU) from
 // the metrics.h5 files that benchmark runs wrote under DIR (jobs/bench_row.sh), ours beside
-// the seed's figures; Markdown, CSV, or both.
+// the seed's figures; Markdown, CSV, or both. Runs that verified val_targets while training
+// add a table of accuracy by step (and its CSV, for jobs/plot_report.py --verification).
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <mpi.h>
@@ -15,6 +16,7 @@
 #include "io/report_format.h"
 #include "io/report_runs.h"
 #include "io/report_table.h"
+#include "io/report_verification.h"
 
 namespace pfc {
 
@@ -24,7 +26,14 @@ struct ReportOptions {
   std::vector<std::string> paths;
   std::string format = "markdown";
   std::string csv_file;
+  std::string verification_csv_file;
 };
+
+void write_text_file(const std::string& path, const std::string& text, const char* what) {
+  std::ofstream out(path);
+  out << text;
+  PFC_CHECK(out.good(), "report: cannot write the {} file '{}'", what, path);
+}
 
 int run_report(const ReportOptions& options) {
   int rank = 0;
@@ -53,11 +62,16 @@ int run_report(const ReportOptions& options) {
   if (options.format != "csv") fmt::print("{}", format_report_markdown(table));
   if (options.format == "both") fmt::print("\n");
   if (options.format != "markdown") fmt::print("{}", format_report_csv(table));
-  if (!options.csv_file.empty()) {
-    std::ofstream out(options.csv_file);
-    out << format_report_csv(table);
-    PFC_CHECK(out.good(), "report: cannot write the CSV file '{}'", options.csv_file);
-  }
+  if (!options.csv_file.empty()) write_text_file(options.csv_file, format_report_csv(table), "CSV");
+
+  std::vector<std::string> paths;
+  for (const BenchRun& run : found.runs) paths.push_back(run.path);
+  const std::vector<RunVerification> verified = read_run_verifications(paths);
+  if (!verified.empty() && options.format != "csv")
+    fmt::print("\n{}", format_verification_markdown(verified));
+  if (!options.verification_csv_file.empty())
+    write_text_file(options.verification_csv_file, format_verification_csv(verified),
+                    "verification CSV");
   return kExitOk;
 }
 
@@ -74,6 +88,9 @@ CommandRunner add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"markdown", "csv", "both"}))
       ->capture_default_str();
   cmd->add_option("--csv", options->csv_file, "also write the CSV table to this file");
+  cmd->add_option("--verification-csv", options->verification_csv_file,
+                  "write the runs' verification accuracy by step (val_targets) to this CSV "
+                  "file, for jobs/plot_report.py --verification");
   return [options] { return run_report(*options); };
 }
 

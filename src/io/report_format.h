@@ -17,4 +17,7 @@ std::string format_report_markdown(const BenchTable& table);
 // per cell with a run or a seed figure; status "missing" where we have no run. GB = 1e9 bytes.
 std::string format_report_csv(const BenchTable& table);
 
+// A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a newline.
+std::string csv_field(const std::string& value);
+
 }  // namespace pfc

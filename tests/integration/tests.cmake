@@ -10,3 +10,4 @@ pfc_script_test(integration.train_smoke train_smoke.sh LABELS "integration;mpi" 
 pfc_script_test(integration.train_resume train_resume.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.train_emulated train_emulated.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_dataset train_dataset.sh LABELS "integration;mpi" TIMEOUT 300)
+pfc_script_test(integration.verification verification.sh LABELS "integration;mpi" TIMEOUT 300)
