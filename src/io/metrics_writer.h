@@ -93,6 +93,8 @@ class MetricsWriter {
   void record_device_overhead(std::int64_t bytes);
   // One verification of the val_targets file `target`.
   void append_verification(const std::string& target, const VerificationRow& row);
+  // The verifications recorded so far (those of earlier attempts, after a resume).
+  std::vector<VerificationSeries> verifications() const { return read_verification(file_.id()); }
   void finish(const RunOutcome& outcome);
 
   const std::string& path() const { return file_.path(); }

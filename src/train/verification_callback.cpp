@@ -47,8 +47,18 @@ bool VerificationCallback::due(std::int64_t step, std::int64_t last_step) const 
   return !targets_.empty() && step > 0 && (step % verbose_ == 0 || step == last_step);
 }
 
+void VerificationCallback::recall_highest(const MetricsWriter& metrics) {
+  for (const VerificationSeries& series : metrics.verifications())
+    for (Target& t : targets_)
+      if (t.bin->name() == series.name)
+        for (const VerificationRow& row : series.rows)
+          t.highest = std::max(t.highest, row.accuracy);
+}
+
 void VerificationCallback::run(std::int64_t step, Backbone& backbone, MetricsWriter* metrics) {
   const auto start = std::chrono::steady_clock::now();
+  if (!recalled_ && metrics) recall_highest(*metrics);
+  recalled_ = true;
   // Rank 0's running statistics are the model's (its checkpoint saves them, as
   // DistributedDataParallel broadcasts them); the other ranks' differ by their batches.
   // Training never reads them (it normalises with batch statistics), so every rank takes

@@ -32,11 +32,15 @@ class VerificationCallback {
  private:
   struct Target {
     std::shared_ptr<const VerificationBin> bin;
-    double highest = 0;  // Accuracy-Highest since this process started
+    double highest = 0;  // Accuracy-Highest of the run, earlier attempts included
   };
+
+  // The highest accuracies metrics.h5 holds from before a resume.
+  void recall_highest(const MetricsWriter& metrics);
 
   Comm& comm_;
   bool leader_;
+  bool recalled_ = false;
   std::int64_t verbose_;
   std::vector<Target> targets_;
 };
