@@ -13,18 +13,9 @@
 #    decode, and a folder that is not a run are messages and exit code 2.
 set -uo pipefail
 
-make_faces="${PFC_BINARY_DIR:-.}/bin/pfc_make_faces"
-python=/usr/bin/python3
-if [ -z "${PFC:-}" ] || [ ! -x "$PFC" ] || [ ! -x "$make_faces" ]; then
-  echo "skipped: ${PFC:-\$PFC} or $make_faces is not built"
-  exit 77
-fi
-if ! "$python" -c 'import h5py, numpy' 2>/dev/null; then
-  echo "skipped: $python cannot import h5py"
-  exit 77
-fi
-cd "${PFC_SOURCE_DIR:?}"
-. "$(dirname "${BASH_SOURCE[0]}")/check_support.sh"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/face_data_support.sh"
+. "$here/check_support.sh"
 make_bin="$PFC_SOURCE_DIR/tests/support/make_verification_bin.py"
 
 identities=10 per_identity=4

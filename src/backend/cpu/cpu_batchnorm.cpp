@@ -2,6 +2,7 @@
 // viewed per channel). Statistics accumulate in double; parameters and statistics are f32 or,
 // for the f64 gradient checks, the activation type.
 #include <cmath>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -108,6 +109,34 @@ void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x,
   }
 }
 
+using Operand = std::pair<const Tensor*, const char*>;
+
+// Host operands: `like_x` of x's shape and type, `vectors` [channels] of the type of the
+// first of them (gamma). x is [rows, channels], checked by the caller.
+void check_norm_operands(const Tensor& x, std::initializer_list<Operand> like_x,
+                         std::initializer_list<Operand> vectors, const char* op) {
+  for (const auto& [t, name] : like_x) {
+    cpu::check_host(*t, op, name);
+    check_shape(*t, x.shape(), op, name);
+    check_dtype(*t, x.dtype(), op, name);
+  }
+  const Shape per_channel{x.dim(1)};
+  const DType type = vectors.begin()->first->dtype();
+  for (const auto& [t, name] : vectors) {
+    cpu::check_host(*t, op, name);
+    check_shape(*t, per_channel, op, name);
+    check_dtype(*t, type, op, name);
+  }
+}
+
+// Calls f(T{}, P{}) with x's activation type T and gamma's parameter type P.
+template <class F>
+void dispatch_types(const Tensor& x, const Tensor& gamma, const char* op, F&& f) {
+  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+    cpu::dispatch_param<decltype(xt)>(gamma.dtype(), op, "gamma", [&](auto pt) { f(xt, pt); });
+  });
+}
+
 }  // namespace
 
 void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -120,29 +149,17 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
   const std::int64_t rows = x.dim(0), channels = x.dim(1);
   PFC_CHECK(rows > 1, "{}: x {} has {} rows; the unbiased variance needs at least 2", op,
             x.describe(), rows);
-  const Shape per_channel{channels};
-  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
-                                                          {&beta, "beta"},
-                                                          {&running_mean, "running_mean"},
-                                                          {&running_var, "running_var"},
-                                                          {&saved_mean, "saved_mean"},
-                                                          {&saved_invstd, "saved_invstd"}};
-  for (const auto& [t, name] : params) {
-    cpu::check_host(*t, op, name);
-    check_shape(*t, per_channel, op, name);
-    check_dtype(*t, gamma.dtype(), op, name);
-  }
-  cpu::check_host(y, op, "y");
-  check_shape(y, x.shape(), op, "y");
-  check_dtype(y, x.dtype(), op, "y");
-  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+  check_norm_operands(x, {{&y, "y"}},
+                      {{&gamma, "gamma"}, {&beta, "beta"}, {&running_mean, "running_mean"},
+                       {&running_var, "running_var"}, {&saved_mean, "saved_mean"},
+                       {&saved_invstd, "saved_invstd"}},
+                      op);
+  dispatch_types(x, gamma, op, [&](auto xt, auto pt) {
     using T = decltype(xt);
-    cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
-      using P = decltype(pt);
-      forward_train(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
-                    running_mean.data<P>(), running_var.data<P>(), momentum, eps, y.data<T>(),
-                    saved_mean.data<P>(), saved_invstd.data<P>());
-    });
+    using P = decltype(pt);
+    forward_train(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
+                  running_mean.data<P>(), running_var.data<P>(), momentum, eps, y.data<T>(),
+                  saved_mean.data<P>(), saved_invstd.data<P>());
   });
 }
 
@@ -153,26 +170,15 @@ void CpuBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamm
   cpu::check_host(x, op, "x");
   cpu::check_rank(x, 2, op, "x");
   const std::int64_t rows = x.dim(0), channels = x.dim(1);
-  const Shape per_channel{channels};
-  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
-                                                          {&beta, "beta"},
-                                                          {&running_mean, "running_mean"},
-                                                          {&running_var, "running_var"}};
-  for (const auto& [t, name] : params) {
-    cpu::check_host(*t, op, name);
-    check_shape(*t, per_channel, op, name);
-    check_dtype(*t, gamma.dtype(), op, name);
-  }
-  cpu::check_host(y, op, "y");
-  check_shape(y, x.shape(), op, "y");
-  check_dtype(y, x.dtype(), op, "y");
-  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+  check_norm_operands(x, {{&y, "y"}},
+                      {{&gamma, "gamma"}, {&beta, "beta"}, {&running_mean, "running_mean"},
+                       {&running_var, "running_var"}},
+                      op);
+  dispatch_types(x, gamma, op, [&](auto xt, auto pt) {
     using T = decltype(xt);
-    cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
-      using P = decltype(pt);
-      forward_inference(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
-                        running_mean.data<P>(), running_var.data<P>(), eps, y.data<T>());
-    });
+    using P = decltype(pt);
+    forward_inference(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
+                      running_mean.data<P>(), running_var.data<P>(), eps, y.data<T>());
   });
 }
 
@@ -183,30 +189,15 @@ void CpuBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Ten
   cpu::check_host(x, op, "x");
   cpu::check_rank(x, 2, op, "x");
   const std::int64_t rows = x.dim(0), channels = x.dim(1);
-  const std::pair<const Tensor*, const char*> activations[] = {{&dy, "dy"}, {&dx, "dx"}};
-  for (const auto& [t, name] : activations) {
-    cpu::check_host(*t, op, name);
-    check_shape(*t, x.shape(), op, name);
-    check_dtype(*t, x.dtype(), op, name);
-  }
-  const Shape per_channel{channels};
-  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
-                                                          {&saved_mean, "saved_mean"},
-                                                          {&saved_invstd, "saved_invstd"},
-                                                          {&dgamma, "dgamma"},
-                                                          {&dbeta, "dbeta"}};
-  for (const auto& [t, name] : params) {
-    cpu::check_host(*t, op, name);
-    check_shape(*t, per_channel, op, name);
-    check_dtype(*t, gamma.dtype(), op, name);
-  }
-  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+  check_norm_operands(x, {{&dy, "dy"}, {&dx, "dx"}},
+                      {{&gamma, "gamma"}, {&saved_mean, "saved_mean"},
+                       {&saved_invstd, "saved_invstd"}, {&dgamma, "dgamma"}, {&dbeta, "dbeta"}},
+                      op);
+  dispatch_types(x, gamma, op, [&](auto xt, auto pt) {
     using T = decltype(xt);
-    cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
-      using P = decltype(pt);
-      backward(rows, channels, dy.data<T>(), x.data<T>(), gamma.data<P>(), saved_mean.data<P>(),
-               saved_invstd.data<P>(), dx.data<T>(), dgamma.data<P>(), dbeta.data<P>());
-    });
+    using P = decltype(pt);
+    backward(rows, channels, dy.data<T>(), x.data<T>(), gamma.data<P>(), saved_mean.data<P>(),
+             saved_invstd.data<P>(), dx.data<T>(), dgamma.data<P>(), dbeta.data<P>());
   });
 }
 

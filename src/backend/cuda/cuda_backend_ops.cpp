@@ -1,6 +1,8 @@
 // CudaBackend's compute primitives: operand checks, then cuDNN, cuBLAS or one of our kernel
 // launchers on the backend's stream. Semantics are backend.h's, shared with the CPU backend.
 #include <cstring>
+#include <initializer_list>
+#include <utility>
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_backend_state.h"
@@ -20,6 +22,24 @@ void require_f32_vector(const Tensor& t, std::int64_t n, const char* op, const c
   require_device(t, op, operand);
   check_dtype(t, DType::f32, op, operand);
   check_shape(t, {n}, op, operand);
+}
+
+using Operand = std::pair<const Tensor*, const char*>;
+
+// A batch-norm's x [rows, channels] and y (alike), and its per-channel f32 vectors, the first
+// of them gamma, whose length is the channel count. Returns rows.
+std::int64_t require_norm_operands(const Tensor& x, const Tensor& y,
+                                   std::initializer_list<Operand> vectors, const char* op) {
+  require_float(x, op, "x");
+  const Tensor& gamma = *vectors.begin()->first;
+  require_device(gamma, op, "gamma");
+  const std::int64_t channels = gamma.numel();
+  const std::int64_t rows = rows_of(x, channels, op, "x");
+  require_device(y, op, "y");
+  check_dtype(y, x.dtype(), op, "y");
+  check_shape(y, x.shape(), op, "y");
+  for (const auto& [t, name] : vectors) require_f32_vector(*t, channels, op, name);
+  return rows;
 }
 
 // The margin-softmax kernels give each row its own grid row (gridDim.y <= 65535).
@@ -87,21 +107,15 @@ void CudaBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, 
                                           double momentum, double eps, Tensor& y,
                                           Tensor& saved_mean, Tensor& saved_invstd) {
   constexpr const char* op = "batchnorm_forward_train";
-  require_float(x, op, "x");
-  require_device(gamma, op, "gamma");
+  const std::int64_t rows = require_norm_operands(
+      x, y,
+      {{&gamma, "gamma"}, {&beta, "beta"}, {&running_mean, "running_mean"},
+       {&running_var, "running_var"}, {&saved_mean, "saved_mean"},
+       {&saved_invstd, "saved_invstd"}},
+      op);
   const std::int64_t channels = gamma.numel();
-  const std::int64_t rows = rows_of(x, channels, op, "x");
   PFC_CHECK(rows > 1, "{}: x {} has {} rows; the unbiased variance needs at least 2", op,
             x.describe(), rows);
-  require_device(y, op, "y");
-  check_dtype(y, x.dtype(), op, "y");
-  check_shape(y, x.shape(), op, "y");
-  require_f32_vector(gamma, channels, op, "gamma");
-  require_f32_vector(beta, channels, op, "beta");
-  require_f32_vector(running_mean, channels, op, "running_mean");
-  require_f32_vector(running_var, channels, op, "running_var");
-  require_f32_vector(saved_mean, channels, op, "saved_mean");
-  require_f32_vector(saved_invstd, channels, op, "saved_invstd");
 
   cuda::BatchNormForwardArgs a;
   a.x = x.raw();
@@ -125,17 +139,12 @@ void CudaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gam
                                               const Tensor& beta, const Tensor& running_mean,
                                               const Tensor& running_var, double eps, Tensor& y) {
   constexpr const char* op = "batchnorm_forward_inference";
-  require_float(x, op, "x");
-  require_device(gamma, op, "gamma");
+  const std::int64_t rows = require_norm_operands(
+      x, y,
+      {{&gamma, "gamma"}, {&beta, "beta"}, {&running_mean, "running_mean"},
+       {&running_var, "running_var"}},
+      op);
   const std::int64_t channels = gamma.numel();
-  const std::int64_t rows = rows_of(x, channels, op, "x");
-  require_device(y, op, "y");
-  check_dtype(y, x.dtype(), op, "y");
-  check_shape(y, x.shape(), op, "y");
-  require_f32_vector(gamma, channels, op, "gamma");
-  require_f32_vector(beta, channels, op, "beta");
-  require_f32_vector(running_mean, channels, op, "running_mean");
-  require_f32_vector(running_var, channels, op, "running_var");
 
   cuda::BatchNormInferenceArgs a;
   a.x = x.raw();
