@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "model/iresnet.h"
-
 namespace pfc {
 
 namespace {
@@ -76,24 +74,30 @@ Tensor nchw_to_nhwc(const Tensor& nchw) {
   return nhwc;
 }
 
-void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
-                           const GoldenCase& golden_case, Backend& backend,
-                           DType activations, GoldenTable& table) {
-  const std::string case_group = network.group + "/" + golden_case.name;
+std::unique_ptr<IResNet> golden_iresnet(const GoldenFile& file, const GoldenNetwork& network,
+                                        Backend& backend, DType activations) {
   IResNetOptions options;
   options.layers = network.layers;
   options.image_size = network.image_size;
   options.embedding_size = network.embedding_size;
   options.activations = activations;
-  IResNet model(backend, options);
-
+  auto model = std::make_unique<IResNet>(backend, options);
   for (const std::string& name : file.parameter_names(network.group))
-    model.import_parameter(name, file.parameter(network.group, name));
-  for (const Parameter* p : model.parameters()) {
+    model->import_parameter(name, file.parameter(network.group, name));
+  for (const Parameter* p : model->parameters()) {
     const bool listed = file.has(network.group + "/params/" + p->name);
     PFC_CHECK(listed || !p->trainable, "golden file lists no parameter '{}' for {}", p->name,
               network.group);
   }
+  return model;
+}
+
+void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
+                           const GoldenCase& golden_case, Backend& backend,
+                           DType activations, GoldenTable& table) {
+  const std::string case_group = network.group + "/" + golden_case.name;
+  const std::unique_ptr<IResNet> owned = golden_iresnet(file, network, backend, activations);
+  IResNet& model = *owned;
 
   const Tensor input = file.input(network.group);
   const Tensor filled = golden_fill("input", input.shape(), 0.0, 1.0);

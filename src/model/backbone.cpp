@@ -40,10 +40,7 @@ void Backbone::import_buffer(const std::string& name, const Tensor& values) {
 }
 
 Tensor Backbone::export_parameter(const Parameter& p, const Tensor& ours) const {
-  const Tensor host = backend().to_host(ours);
-  Tensor torch_layout = Tensor::host(p.torch_shape, DType::f32);
-  ours_to_torch(p, host.data<float>(), torch_layout.data<float>());
-  return torch_layout;
+  return to_torch_layout(backend(), p, ours);
 }
 
 }  // namespace pfc

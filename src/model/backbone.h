@@ -1,7 +1,7 @@
-// What the trainer, verification, embedding extraction and checkpoints need of a face
+// What the trainer, verification, embedding extraction, export and checkpoints need of a face
 // network, whichever it is (iresnet now, MobileFaceNet next): images in, embeddings out, in
-// training or inference mode; a backward pass; its tensors under PyTorch's state_dict names,
-// converted to and from PyTorch's layouts by name.
+// training or inference mode; a backward pass; its inference graph for other model formats;
+// its tensors under PyTorch's state_dict names, converted to and from PyTorch's layouts.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include "backend/backend.h"
 #include "model/forward_mode.h"
+#include "model/inference_graph.h"
 #include "model/parameter.h"
 
 namespace pfc {
@@ -24,6 +25,9 @@ class Backbone {
   // After a training forward: fills every parameter's grad from d loss / d embeddings and
   // frees the kept activations.
   virtual void backward(const Tensor& embeddings_grad) = 0;
+  // The network in inference mode as layer applications on `graph` (model/inference_graph.h),
+  // from normalised NCHW images to the embeddings.
+  virtual GraphValue trace(InferenceGraph& graph, GraphValue images) const = 0;
 
   // The network's own initialisation, drawn from the counter RNG keyed by (seed, name).
   virtual void initialize(std::uint64_t seed) = 0;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "io/checkpoint.h"
+#include "core/named_tensor.h"
 #include "model/backbone.h"
 
 namespace pfc {

@@ -92,6 +92,12 @@ void IResNet::backward(const Tensor& embeddings_grad) {
   conv1_.backward(bn1_.backward(prelu_.backward(d)), /*need_input_grad=*/false);
 }
 
+GraphValue IResNet::trace(InferenceGraph& graph, GraphValue images) const {
+  GraphValue x = prelu_.trace(graph, bn1_.trace(graph, conv1_.trace(graph, images)));
+  for (const auto& block : blocks_) x = block->trace(graph, x);
+  return features_->trace(graph, fc_->trace(graph, bn2_->trace(graph, x)));
+}
+
 void IResNet::initialize(std::uint64_t seed) {
   for (Parameter* p : parameters_) {
     const std::string& name = p->name;

@@ -33,6 +33,7 @@ class IResNet final : public Backbone {
 
   Tensor forward(const Tensor& images, ForwardMode mode) override;
   void backward(const Tensor& embeddings_grad) override;
+  GraphValue trace(InferenceGraph& graph, GraphValue images) const override;
 
   // arcface_torch's initialisation, drawn from the counter RNG keyed by (seed, name):
   // conv N(0, 0.1), BN scale 1 and shift 0, Linear U(+-1/sqrt(fan_in)), PReLU 0.25.
