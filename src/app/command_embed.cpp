@@ -14,7 +14,6 @@
 #include <mpi.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <filesystem>
 #include <memory>
 
@@ -22,6 +21,7 @@
 #include "backend/backend.h"
 #include "eval/embedding_extractor.h"
 #include "eval/open_backbone.h"
+#include "eval/progress_line.h"
 #include "io/durable_file.h"
 #include "io/hdf5.h"
 #include "io/hdf5_row_datasets.h"
@@ -38,7 +38,7 @@ struct EmbedOptions {
   std::string output;
   bool flip = false;
   std::string device = "cpu";
-  std::int64_t batch_size = 64;
+  std::int64_t batch_size = 32;
   bool fp16 = false;
 };
 
@@ -56,30 +56,6 @@ InputKind input_kind(const std::vector<std::string>& inputs) {
                                    input));
   return InputKind::files;
 }
-
-// Prints "embedded N of M images" at most every few seconds, and at the end.
-class Progress {
- public:
-  explicit Progress(std::int64_t total) : total_(total) {}
-  void update(std::int64_t done) {
-    const auto now = Clock::now();
-    if (done < total_ && now - last_ < std::chrono::seconds(10)) return;
-    last_ = now;
-    const double seconds = std::chrono::duration<double>(now - start_).count();
-    const double rate = static_cast<double>(done) / std::max(seconds, 1e-9);
-    spdlog::info("embedded {} of {} images ({:.1f} %), {:.1f} images/s{}", done, total_,
-                 100.0 * static_cast<double>(done) / static_cast<double>(total_), rate,
-                 done < total_ ? fmt::format(", {:.0f} s left",
-                                             static_cast<double>(total_ - done) / rate)
-                               : fmt::format(", {:.1f} s", seconds));
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  std::int64_t total_;
-  Clock::time_point start_ = Clock::now();
-  Clock::time_point last_ = Clock::now();
-};
 
 int run_embed(const EmbedOptions& options) {
   int world_size = 1;
@@ -137,7 +113,7 @@ int run_embed(const EmbedOptions& options) {
       h5::create_appendable(id, "/keys", DType::i64, 0);
       h5::create_appendable(id, "/labels", DType::i64, 0);
     }
-    Progress progress(n);
+    ProgressLine progress("embedded", n);
     embed_images(backbone, *source, batch_ranges(n, options.batch_size), options.flip,
                  [&](const ImageRange& r, const Tensor& embeddings, const Tensor& mirrored) {
                    h5::append_rows(id, "/embeddings", backend->to_host(embeddings));
@@ -202,7 +178,8 @@ CommandRunner add_embed_command(CLI::App& app) {
   cmd->add_option("--device", options->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--batch-size", options->batch_size, "images per forward pass")
+  cmd->add_option("--batch-size", options->batch_size,
+                  "images per forward pass (lower it to use less memory)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("--fp16", options->fp16, "f16 activations (cuda); f32 otherwise");

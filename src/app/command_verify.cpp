@@ -12,6 +12,7 @@
 #include "app/commands.h"
 #include "app/rank_place.h"
 #include "eval/open_backbone.h"
+#include "eval/progress_line.h"
 #include "eval/verify_on_ranks.h"
 
 namespace pfc {
@@ -61,8 +62,12 @@ int run_verify(const VerifyOptions& options) {
                  comm.world_size());
   for (const auto& bin : bins) {
     const auto start = std::chrono::steady_clock::now();
-    const VerificationResult r = verify_on_ranks(*opened.backbone, bin, comm,
-                                                 options.batch_size);
+    ProgressLine line(fmt::format("verifying {}:", bin->name()), bin->images());
+    const VerificationResult r =
+        verify_on_ranks(*opened.backbone, bin, comm, options.batch_size,
+                        [&](std::int64_t done) {
+                          if (leader) line.update(done);
+                        });
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (leader) print_result(bin->name(), r, bin->images(), seconds);
@@ -86,7 +91,8 @@ CommandRunner add_verify_command(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--batch-size", options->batch_size,
-                  "images per forward pass (their mirror images double it)")
+                  "images per forward pass (their mirror images double it; lower it to use "
+                  "less memory, raise it on a GPU)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("--fp16", options->fp16, "f16 activations (cuda); f32 otherwise");

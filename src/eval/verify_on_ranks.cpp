@@ -1,12 +1,15 @@
 #include "eval/verify_on_ranks.h"
 
+#include <algorithm>
+
 #include "eval/embedding_extractor.h"
 
 namespace pfc {
 
 VerificationResult verify_on_ranks(Backbone& backbone,
                                    const std::shared_ptr<const VerificationBin>& bin, Comm& comm,
-                                   std::int64_t batch_size) {
+                                   std::int64_t batch_size,
+                                   const VerificationProgress& progress) {
   Backend& backend = backbone.backend();
   const std::int64_t n = bin->images();
   std::vector<ImageRange> mine;
@@ -20,12 +23,15 @@ VerificationResult verify_on_ranks(Backbone& backbone,
   Tensor gathered =
       backend.zeros({2 * n, backbone.embedding_size()}, DType::f32, MemoryPurpose::workspace);
   BinImageSource source(bin, backbone.image_size());
+  std::int64_t done = 0;
   embed_images(backbone, source, mine, true,
                [&](const ImageRange& r, const Tensor& embeddings, const Tensor& mirrored) {
                  Tensor plain_rows = gathered.rows(r.begin, r.end);
                  Tensor mirrored_rows = gathered.rows(n + r.begin, n + r.end);
                  backend.copy(embeddings, plain_rows);
                  backend.copy(mirrored, mirrored_rows);
+                 done += r.size();
+                 if (progress) progress(std::min(n, done * comm.world_size()));
                });
   comm.all_reduce(gathered, ReduceOp::sum);
   const Tensor host = backend.to_host(gathered);
