@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Verification end to end on the CPU with a tiny network: faces from pfc_make_faces packed
 # with `pfc pack`, a pairs .bin written by python3's pickle in both protocols
-# (tests/support/make_verification_bin.py), then
+# (learning/write_verification_bin.py), then
 #  - `pfc train` on 2 ranks with val_targets and verbose: arcface_torch's log lines at every
 #    `verbose` step and after the last, metrics.h5 /verification/<name>/*;
 #  - `pfc verify` on the run (1 and 2 ranks): the numbers the run logged at its last step;
 #  - `pfc embed` of the .bin, the dataset folder and the image files: the datasets, the same
-#    embeddings for the same images however they are given, and the logged XNorm;
+#    embeddings for the same images however they are given, the logged XNorm, and the
+#    accuracy of verification.py's protocol in numpy (learning/verification_accuracy.py);
 #  - `pfc report`: the accuracy table, its CSV, and accuracy.png (with matplotlib);
 #  - bad input: a missing target stops `pfc train` at start-up without touching metrics.h5; a
 #    pickle that names code, a truncated file, an odd image count, an image that does not
@@ -16,25 +17,24 @@ set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/face_data_support.sh"
 . "$here/check_support.sh"
-make_bin="$PFC_SOURCE_DIR/tests/support/make_verification_bin.py"
+learning="$PFC_SOURCE_DIR/tests/integration/learning"
 
 identities=10 per_identity=4
 "$make_faces" "$work/faces" $identities $per_identity 112 ||
   { echo "FAIL: pfc_make_faces"; exit 1; }
 "$PFC" pack "$work/faces" "$work/data/train" >"$work/pack.log" 2>&1 ||
   { echo "FAIL: pfc pack"; cat "$work/pack.log"; exit 1; }
-# 20 pairs, alternating: two images of one identity (same), then of two (not); every fold of
-# 2 pairs holds one of each, which VAL needs.
-: >"$work/pairs.txt"
-for i in $(seq 0 $((identities - 1))); do
-  id=$(printf "id_%03d" $i) next=$(printf "id_%03d" $(((i + 1) % identities)))
-  echo "$work/faces/$id/img_00.jpg $work/faces/$id/img_01.jpg 1" >>"$work/pairs.txt"
-  echo "$work/faces/$id/img_02.jpg $work/faces/$next/img_03.jpg 0" >>"$work/pairs.txt"
-done
-"$python" "$make_bin" "$work/pairs.txt" "$work/data/pairs.bin" --protocol py2 ||
-  { echo "FAIL: make_verification_bin py2"; exit 1; }
-"$python" "$make_bin" "$work/pairs.txt" "$work/data/pairs3.bin" --protocol highest ||
-  { echo "FAIL: make_verification_bin highest"; exit 1; }
+# 20 pairs: every fold of 2 pairs holds a same and a different one, which VAL needs.
+"$python" "$learning/write_verification_bin.py" "$work/faces" 20 5 "$work/data/pairs.bin" \
+  "$work/data/pairs3.bin" >/dev/null || { echo "FAIL: write_verification_bin.py"; exit 1; }
+# The .bin's images as files, in its order, to embed them as files too.
+"$python" - "$work" <<'PY' || { echo "FAIL: cannot unpack the .bin"; exit 1; }
+import os, pickle, sys
+bins, issame = pickle.load(open(f"{sys.argv[1]}/data/pairs3.bin", "rb"))
+os.makedirs(f"{sys.argv[1]}/frombin")
+for i, image in enumerate(bins):
+    open(f"{sys.argv[1]}/frombin/{i:03d}.jpg", "wb").write(image)
+PY
 
 run="$work/run"
 train_args=(--set network=\"custom\" --set image_size=112 --set widths=[8,8,16,16]
@@ -94,7 +94,7 @@ cat "$work/verify1.log"
   { fail "pfc embed .bin: exit code $?"; cat "$work/embed.log"; }
 "$PFC" embed "$run" "$work/data" --output "$work/rec.h5" >>"$work/embed.log" 2>&1 ||
   { fail "pfc embed dataset: exit code $?"; cat "$work/embed.log"; }
-"$PFC" embed "$run" $(tr ' ' '\n' <"$work/pairs.txt" | grep jpg) --batch-size 5 \
+"$PFC" embed "$run" "$work/frombin" --batch-size 5 \
   --output "$work/files.h5" >>"$work/embed.log" 2>&1 ||
   { fail "pfc embed files: exit code $?"; cat "$work/embed.log"; }
 xnorm=$(grep '^\[pairs\]\[6\]XNorm: ' "$work/train.log" | cut -d' ' -f2)
@@ -103,13 +103,13 @@ import sys, h5py, numpy as np
 work, xnorm, images = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
 b, r, f = (h5py.File(f"{work}/{n}.h5", "r") for n in ("bin", "rec", "files"))
 assert b["embeddings"].shape == (40, 16) and b["embeddings_flip"].shape == (40, 16)
-assert b["embeddings"].dtype == np.float32 and list(b["issame"][:4]) == [1, 0, 1, 0]
+assert b["embeddings"].dtype == np.float32 and list(b["issame"][:2]) == [1, 0]
 assert r["embeddings"].shape == (images, 16) and "embeddings_flip" not in r
 assert sorted(r["keys"][:]) == list(range(1, images + 1)), r["keys"][:]
 assert sorted(set(r["labels"][:])) == list(range(10)), r["labels"][:]
 first = f["names"][0]
 first = first.decode() if isinstance(first, bytes) else first
-assert f["names"].shape == (40,) and first.endswith("id_000/img_00.jpg"), first
+assert f["names"].shape == (40,) and first.endswith("frombin/000.jpg"), first
 # The same JPEGs give the same embeddings, in a .bin or as files, in batches of 64 or 5.
 assert np.abs(f["embeddings"][:] - b["embeddings"][:]).max() < 1e-5
 norms = np.linalg.norm(np.concatenate([b["embeddings"][:], b["embeddings_flip"][:]]), axis=1)
@@ -117,42 +117,21 @@ assert abs(norms.mean() - xnorm) < 1e-5 * xnorm, (norms.mean(), xnorm)
 assert b.attrs["step"] == 6 and b.attrs["flip"] == 1
 PY
 grep -q "embedded 40 of 40 images" "$work/embed.log" || fail "pfc embed: no progress line"
-# verification.py's evaluate in numpy on pfc embed's embeddings gives pfc verify's figures.
-expected=$("$python" - "$work/bin.h5" <<'PY'
-import sys, h5py, numpy as np
-f = h5py.File(sys.argv[1], "r")
-plain, flip = f["embeddings"][:].astype(np.float64), f["embeddings_flip"][:].astype(np.float64)
-issame = f["issame"][:].astype(bool)
-def normalize(x):
-    n = np.linalg.norm(x, axis=1, keepdims=True)
-    n[n == 0] = 1
-    return x / n
-def accuracy(emb):
-    dist = np.sum(np.square(emb[0::2] - emb[1::2]), 1)
-    n = len(issame)
-    sizes = np.full(10, n // 10)
-    sizes[: n % 10] += 1
-    thresholds, folds, start = np.arange(0, 4, 0.01), [], 0
-    def acc(t, idx):
-        p, a = np.less(dist[idx], t), issame[idx]
-        return float(np.sum(p & a) + np.sum(~p & ~a)) / idx.size
-    for size in sizes:
-        test = np.arange(start, start + size)
-        train = np.setdiff1d(np.arange(n), test)
-        start += size
-        best = np.argmax([acc(t, train) for t in thresholds])
-        folds.append(acc(thresholds[best], test))
-    return np.mean(folds), np.std(folds)
-xnorm = np.mean(np.linalg.norm(np.concatenate([plain, flip]), axis=1))
-print("[pairs]XNorm: %f" % xnorm)
-print("[pairs]Accuracy: %1.5f+-%1.5f" % accuracy(normalize(plain)))
-print("[pairs]Accuracy-Flip: %1.5f+-%1.5f" % accuracy(normalize(plain + flip)))
+# verification.py's protocol in numpy on pfc embed's embeddings gives pfc verify's figures.
+"$python" - "$work" <<'PY' || fail "cannot write the raw embeddings"
+import sys, h5py
+w = sys.argv[1]
+f = h5py.File(f"{w}/bin.h5", "r")
+f["embeddings"][:].tofile(f"{w}/emb.f32")
+f["embeddings_flip"][:].tofile(f"{w}/flip.f32")
+open(f"{w}/issame.txt", "w").write("".join(str(int(x)) for x in f["issame"][:]))
 PY
-) || fail "the numpy evaluation failed"
-while read -r line; do
-  grep -qF "$line" "$work/verify1.log" ||
-    fail "numpy says '$line'; pfc verify: $(grep '^\[pairs\]' "$work/verify1.log")"
-done <<<"$expected"
+read -r flip std noflip < <("$python" "$learning/verification_accuracy.py" "$work/emb.f32" \
+  "$work/flip.f32" "$(cat "$work/issame.txt")" 16) || fail "verification_accuracy.py"
+grep -qF "[pairs]Accuracy-Flip: $flip+-$std" "$work/verify1.log" ||
+  fail "numpy: Accuracy-Flip $flip+-$std; pfc verify: $(grep Flip "$work/verify1.log")"
+grep -qF "[pairs]Accuracy: $noflip+-" "$work/verify1.log" ||
+  fail "numpy: Accuracy $noflip; pfc verify: $(grep 'Accuracy:' "$work/verify1.log")"
 
 # pfc report: the verification table, its CSV, the plot.
 "$PFC" report "$run" --verification-csv "$work/verification.csv" >"$work/report.md" 2>&1 ||

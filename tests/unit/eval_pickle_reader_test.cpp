@@ -100,9 +100,10 @@ TEST(PickleReader, ReadsPython3HighestProtocol) {
 
 TEST(PickleReader, ReadsEveryProtocolFrom2To5WithPython2Strings) {
   // Python 3's own pickler at each protocol, with Python 2's rule for byte strings at
-  // protocol 2 (tests/support/make_verification_bin.py explains why).
+  // protocol 2 (tests/integration/learning/write_verification_bin.py explains why).
   const std::string dir = test::scratch_dir("protocols");
-  const std::string script = test::source_dir() + "/tests/support/make_verification_bin.py";
+  const std::string script =
+      test::source_dir() + "/tests/integration/learning/write_verification_bin.py";
   std::string program = "import importlib.util, pickle\n"
                         "spec = importlib.util.spec_from_file_location('m', '" + script +
                         "')\nm = importlib.util.module_from_spec(spec)\n"

@@ -1,11 +1,13 @@
 // insightface's verification files: (bins, issame_list) written as Python 2 wrote them (bytes
-// checked here) and by python3's pickle through tests/support/make_verification_bin.py in both
-// protocols; every way a file can be wrong is a message naming the file and the item; images
-// decode as the training pipeline decodes them, or say which one does not.
+// checked here) and by python3's pickle in both protocols (the learning test's
+// tests/integration/learning/write_verification_bin.py); every way a file can be wrong is a
+// message naming the file and the item; images decode as the training pipeline decodes them,
+// or say which one does not.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <fstream>
+#include <filesystem>
+#include <set>
 
 #include "core/error.h"
 #include "data/face_image_decoder.h"
@@ -45,28 +47,31 @@ TEST(VerificationBin, ReadsFilesThatPython3WritesInBothProtocols) {
   if (std::system("python3 -c 'import pickle' >/dev/null 2>&1") != 0)
     GTEST_SKIP() << "no python3";
   const std::string dir = test::scratch_dir("python_bins");
-  const test::FacePairs pairs = test::face_pairs(4);
-  std::ofstream list(dir + "/pairs.txt");
-  for (std::size_t p = 0; p < pairs.issame.size(); ++p) {
-    for (std::size_t k = 0; k < 2; ++k) {
-      const std::string path = dir + "/" + std::to_string(2 * p + k) + ".jpg";
-      test::write_file(path, pairs.images[2 * p + k]);
-      list << path << (k == 0 ? " " : "");
-    }
-    list << " " << (pairs.issame[p] ? 1 : 0) << "\n";
+  test::write_face_folder(dir + "/photos", 6, 3, 112);
+  std::set<std::string> photos;  // their bytes
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir + "/photos")) {
+    if (!entry.is_regular_file()) continue;
+    const Bytes b = test::read_file(entry.path().string());
+    photos.emplace(b.begin(), b.end());
   }
-  list.close();
-  const std::string script = test::source_dir() + "/tests/support/make_verification_bin.py";
-  for (const char* protocol : {"py2", "highest"}) {
-    const std::string out = dir + "/" + protocol + ".bin";
-    const std::string command = "python3 " + script + " " + dir + "/pairs.txt " + out +
-                                " --protocol " + protocol;
-    ASSERT_EQ(std::system(command.c_str()), 0) << command;
-    SCOPED_TRACE(protocol);
-    expect_same_pairs(VerificationBin(out), pairs);
+  const std::string script =
+      test::source_dir() + "/tests/integration/learning/write_verification_bin.py";
+  const std::string command = "python3 " + script + " " + dir + "/photos 20 7 " + dir +
+                              "/py2.bin " + dir + "/py3.bin >/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const VerificationBin py2(dir + "/py2.bin"), py3(dir + "/py3.bin");
+  ASSERT_EQ(py3.pairs(), 20);
+  test::FacePairs read;
+  read.issame = py3.issame();
+  for (std::int64_t i = 0; i < py3.images(); ++i) {
+    const auto image = py3.image(i);
+    read.images.emplace_back(image.begin(), image.end());
+    EXPECT_TRUE(photos.count(std::string(image.begin(), image.end())))
+        << "image " << i << " is none of the photos";
   }
-  // The py2 file is what Python 2 wrote, byte for byte.
-  EXPECT_EQ(test::read_file(dir + "/py2.bin"), test::python2_pickle(pairs.images, pairs.issame));
+  expect_same_pairs(py2, read);
+  // The protocol 2 file is what Python 2 wrote, byte for byte.
+  EXPECT_EQ(test::read_file(dir + "/py2.bin"), test::python2_pickle(read.images, read.issame));
 }
 
 // The message of reading a file holding `content`, which must name the file.
