@@ -21,7 +21,7 @@
 #include "backend/backend.h"
 #include "eval/embedding_extractor.h"
 #include "eval/open_backbone.h"
-#include "eval/progress_line.h"
+#include "eval/image_progress.h"
 #include "io/durable_file.h"
 #include "io/hdf5.h"
 #include "io/hdf5_row_datasets.h"
@@ -113,7 +113,7 @@ int run_embed(const EmbedOptions& options) {
       h5::create_appendable(id, "/keys", DType::i64, 0);
       h5::create_appendable(id, "/labels", DType::i64, 0);
     }
-    ProgressLine progress("embedded", n);
+    ImageProgress progress("embedded", n);
     embed_images(backbone, *source, batch_ranges(n, options.batch_size), options.flip,
                  [&](const ImageRange& r, const Tensor& embeddings, const Tensor& mirrored) {
                    h5::append_rows(id, "/embeddings", backend->to_host(embeddings));

@@ -12,7 +12,7 @@
 #include "app/commands.h"
 #include "app/rank_place.h"
 #include "eval/open_backbone.h"
-#include "eval/progress_line.h"
+#include "eval/image_progress.h"
 #include "eval/verify_on_ranks.h"
 
 namespace pfc {
@@ -62,7 +62,7 @@ int run_verify(const VerifyOptions& options) {
                  comm.world_size());
   for (const auto& bin : bins) {
     const auto start = std::chrono::steady_clock::now();
-    ProgressLine line(fmt::format("verifying {}:", bin->name()), bin->images());
+    ImageProgress line(fmt::format("verifying {}:", bin->name()), bin->images());
     const VerificationResult r =
         verify_on_ranks(*opened.backbone, bin, comm, options.batch_size,
                         [&](std::int64_t done) {

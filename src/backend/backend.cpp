@@ -1,5 +1,7 @@
 #include "backend/backend.h"
 
+#include "core/host_cast.h"
+
 namespace pfc {
 
 Tensor Backend::empty(const Shape& shape, DType dtype, MemoryPurpose purpose) {
@@ -10,6 +12,25 @@ Tensor Backend::to_host(const Tensor& x) {
   Tensor host = Tensor::host(x.shape(), x.dtype());
   copy(x, host);
   return host;
+}
+
+void Backend::copy_cast(const Tensor& src, Tensor& dst) {
+  if (src.dtype() == dst.dtype()) {
+    copy(src, dst);
+  } else if (src.device() == device() && dst.device() == device()) {
+    cast(src, dst);
+  } else if (src.device() == DeviceKind::cpu && dst.device() == DeviceKind::cpu) {
+    host_cast(src, dst);
+  } else if (src.device() == DeviceKind::cpu) {
+    // Converted on the host, then moved: the staging tensor is plain host memory, which a
+    // copy to the device may read after it returns.
+    Tensor staged = Tensor::host(src.shape(), dst.dtype());
+    host_cast(src, staged);
+    copy(staged, dst);
+  } else {
+    Tensor staged = to_host(src);
+    host_cast(staged, dst);
+  }
 }
 
 Tensor Backend::zeros(const Shape& shape, DType dtype, MemoryPurpose purpose) {

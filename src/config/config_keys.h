@@ -20,7 +20,8 @@ namespace pfc {
 using ConfigField =
     std::variant<bool Config::*, std::int64_t Config::*, double Config::*, std::string Config::*,
                  std::vector<std::int64_t> Config::*, std::vector<double> Config::*,
-                 std::array<double, 3> Config::*, std::vector<std::string> Config::*>;
+                 std::array<double, 3> Config::*, std::vector<std::string> Config::*,
+                 ResumeMode Config::*>;
 
 struct ConfigBound {
   double value;

@@ -68,6 +68,14 @@ std::string format_config_value(const Config& cfg, const ConfigKey& key) {
     std::string operator()(std::vector<std::string> Config::*m) const {
       return toml_array(cfg.*m, toml_string);
     }
+    std::string operator()(ResumeMode Config::*m) const {
+      switch (cfg.*m) {
+        case ResumeMode::on: return "true";
+        case ResumeMode::automatic: return "\"auto\"";
+        case ResumeMode::off: break;
+      }
+      return "false";
+    }
   };
   return std::visit(Writer{cfg}, key.field);
 }

@@ -25,9 +25,15 @@ void Backbone::import_parameter(const std::string& name, const Tensor& torch_lay
   PFC_CHECK(p != nullptr, "{} has no parameter '{}'", describe(), name);
   PFC_CHECK(torch_layout.shape() == p->torch_shape, "parameter '{}' is {} in PyTorch, got {}",
             name, shape_string(p->torch_shape), shape_string(torch_layout.shape()));
-  Tensor ours = Tensor::host(p->value.shape(), DType::f32);
-  torch_to_ours(*p, torch_layout.data<float>(), ours.data<float>());
-  backend().copy(ours, p->value);
+  PFC_CHECK(torch_layout.device() == DeviceKind::cpu, "parameter '{}': {} is not a host tensor",
+            name, torch_layout.describe());
+  Tensor ours = Tensor::host(p->value.shape(), torch_layout.dtype());
+  if (torch_layout.dtype() == DType::f64) {
+    torch_to_ours(*p, torch_layout.data<double>(), ours.data<double>());
+  } else {
+    torch_to_ours(*p, torch_layout.data<float>(), ours.data<float>());
+  }
+  backend().copy_cast(ours, p->value);
   if (p->working.defined()) backend().cast(p->value, p->working);
 }
 
@@ -36,7 +42,7 @@ void Backbone::import_buffer(const std::string& name, const Tensor& values) {
   PFC_CHECK(b != nullptr, "{} has no buffer '{}'", describe(), name);
   PFC_CHECK(values.shape() == b->value.shape(), "buffer '{}' is {}, got {}", name,
             shape_string(b->value.shape()), shape_string(values.shape()));
-  backend().copy(values, b->value);
+  backend().copy_cast(values, b->value);
 }
 
 Tensor Backbone::export_parameter(const Parameter& p, const Tensor& ours) const {

@@ -36,6 +36,8 @@ class Backbone {
 
   // What the network is, for messages and logs: "iresnet [3, 4, 14, 3] ..., embedding 512".
   virtual std::string describe() const = 0;
+  // The masters' element type: f32, or f64 in an f64 run.
+  virtual DType master_dtype() const = 0;
   virtual std::int64_t image_size() const = 0;
   virtual std::int64_t embedding_size() const = 0;
   virtual Backend& backend() const = 0;
@@ -47,12 +49,12 @@ class Backbone {
   Buffer* find_buffer(const std::string& name) const;
   std::int64_t parameter_count() const;
 
-  // Host f32 tensors in PyTorch layout, by state_dict name; the import refreshes the working
-  // copy. Names and shapes are checked against the network.
+  // Host tensors in PyTorch layout, by state_dict name, f32 or f64 (converted to the master
+  // type); the import refreshes the working copy. Names and shapes are checked.
   void import_parameter(const std::string& name, const Tensor& torch_layout);
   void import_buffer(const std::string& name, const Tensor& values);
   // `ours` (the value, or a tensor of the same shape: a gradient, a momentum) in PyTorch
-  // layout on the host.
+  // layout on the host, of the same element type (f32, or f64 in an f64 run).
   Tensor export_parameter(const Parameter& p, const Tensor& ours) const;
   Tensor export_parameter(const Parameter& p) const { return export_parameter(p, p.value); }
 };

@@ -5,9 +5,9 @@ namespace pfc {
 namespace {
 
 // Every parameter starts at a multiple of 64 elements (256 bytes of f32, the device arena's
-// alignment; 128 of f16), so each view is as aligned as a tensor of its own would be: cuDNN
-// and the vectorised kernels take their fast paths only on aligned pointers. The gaps are
-// zeros in every buffer and stay zeros under the update, the norm and the cast.
+// alignment; 128 of f16, 512 of f64), so each view is as aligned as a tensor of its own would
+// be: cuDNN and the vectorised kernels take their fast paths only on aligned pointers. The gaps
+// are zeros in every buffer and stay zeros under the update, the norm and the cast.
 constexpr std::int64_t kAlignment = 64;
 
 std::int64_t aligned(std::int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
@@ -42,6 +42,7 @@ FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*
 
   FlatParameters flat;
   flat.decay = order.front()->decay;
+  const DType master = order.front()->value.dtype();
   const DType working_dtype = with_copies > 0 ? order.front()->working.dtype() : DType::f32;
   std::vector<std::int64_t> offsets;
   std::int64_t total = 0;
@@ -49,11 +50,11 @@ FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Parameter* p = order[i];
     const char* name = p->name.c_str();
-    check_dtype(p->value, DType::f32, op, name);
-    check_dtype(p->grad, DType::f32, op, name);
+    check_dtype(p->value, master, op, name);
+    check_dtype(p->grad, master, op, name);
     check_shape(p->grad, p->value.shape(), op, name);
     if (p->momentum.defined()) {
-      check_dtype(p->momentum, DType::f32, op, name);
+      check_dtype(p->momentum, master, op, name);
       check_shape(p->momentum, p->value.shape(), op, name);
     }
     if (i < with_copies) {
@@ -77,11 +78,11 @@ FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*
                       : view(buffer, offsets[i], order[i]->value.shape());
     }
   };
-  flat.value = backend.zeros({total}, DType::f32, MemoryPurpose::weights);
+  flat.value = backend.zeros({total}, master, MemoryPurpose::weights);
   move_all(&Parameter::value, flat.value, order.size());
-  flat.grad = backend.zeros({total}, DType::f32, MemoryPurpose::gradients);
+  flat.grad = backend.zeros({total}, master, MemoryPurpose::gradients);
   move_all(&Parameter::grad, flat.grad, order.size());
-  flat.momentum = backend.zeros({total}, DType::f32, MemoryPurpose::optimizer);
+  flat.momentum = backend.zeros({total}, master, MemoryPurpose::optimizer);
   move_all(&Parameter::momentum, flat.momentum, order.size());  // undefined: zeros
   if (with_copies > 0) {
     flat.working_values = flat.value.rows(0, run);

@@ -14,9 +14,9 @@
 namespace pfc {
 
 struct FlatParameters {
-  Tensor value;     // f32 masters
-  Tensor grad;      // f32, same layout as value
-  Tensor momentum;  // f32, same layout as value
+  Tensor value;     // masters: f32, or f64 in an f64 run
+  Tensor grad;      // same type and layout as value
+  Tensor momentum;  // same type and layout as value
   // The parameters that have a working copy come first, so their masters form one run of
   // value; `working` holds their copies in the same layout. Both undefined when none has one.
   Tensor working_values;

@@ -121,7 +121,8 @@ void IResNet::initialize(std::uint64_t seed) {
       const float fill = ends_with(".weight") ? 1.0f : 0.0f;
       for (std::int64_t i = 0; i < n; ++i) v[i] = fill;
     }
-    ctx_.backend->copy(host, p->value);
+    // The same f32 values in every mode: an f64 run starts where an f32 one does.
+    ctx_.backend->copy_cast(host, p->value);
   }
   for (Buffer* b : buffers_)
     ctx_.backend->fill(b->value, b->name.size() > 4 && b->name.ends_with("_var") ? 1.0 : 0.0);

@@ -1,6 +1,6 @@
 // arcface_torch's IResNet (iresnet18 ... iresnet200, or any depths and widths for tests), a
-// Backbone: images [n, s, s, 3] -> embeddings [n, embedding_size] f32 (f64 in the reference
-// mode), with PyTorch's state_dict names.
+// Backbone: images [n, s, s, 3] -> embeddings [n, embedding_size] f32 (f64 in an f64 run),
+// with PyTorch's state_dict names.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +22,9 @@ struct IResNetOptions {
   std::vector<std::int64_t> widths{64, 128, 256, 512};
   std::int64_t image_size = 112;
   std::int64_t embedding_size = 512;
-  // f32; f16 for the CUDA backend's fp16 mode; f64 for the CPU reference that measures how
-  // exact a golden file is (master weights and gradients stay f32 in every mode).
+  // f32; f16 for the CUDA backend's fp16 mode (f32 masters); f64 for an f64 run, where the
+  // masters, gradients, batch-norm statistics and running buffers are f64 too (the CPU
+  // backend's exact-arithmetic mode, checked against the f64 golden file).
   DType activations = DType::f32;
 };
 
@@ -41,6 +42,7 @@ class IResNet final : public Backbone {
   void refresh_working_copies() override;
 
   std::string describe() const override;
+  DType master_dtype() const override { return ctx_.master_dtype(); }
   std::int64_t image_size() const override { return options_.image_size; }
   std::int64_t embedding_size() const override { return options_.embedding_size; }
   Backend& backend() const override { return *ctx_.backend; }

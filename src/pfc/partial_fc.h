@@ -27,9 +27,12 @@ struct PartialFcOptions {
   MarginParams margin;
   PfcMethod method = PfcMethod::pfc;
   std::uint64_t seed = 0;  // class-centre init and the sampler's draws
+  // The element type of the centres, their momentum and gradient, the embeddings and their
+  // gradient, and the margin softmax: f32, or f64 in an f64 run.
+  DType dtype = DType::f32;
   // The operands of the classifier's three GEMMs (logits, and the gradients of the normalised
-  // embeddings and centres): f32, or f16 in fp16 training, as arcface_torch's autocast has
-  // them; products accumulate in f32 either way, and everything else stays f32.
+  // embeddings and centres): `dtype`, or f16 in fp16 training (dtype f32), as arcface_torch's
+  // autocast has them; products accumulate in f32 then, and everything else stays f32.
   DType gemm_operands = DType::f32;
 };
 
@@ -51,11 +54,12 @@ class PartialFc {
   // The classes this rank holds: its shard (mp, pfc) or all of them (dp, a one-rank layout).
   const ShardLayout& layout() const { return layout_; }
 
-  // This rank's centres and momentum, [layout().num_local, emb] f32 on the backend's device
-  // (checkpoints read and write them directly).
+  // This rank's centres and momentum, [layout().num_local, emb] of options().dtype on the
+  // backend's device (checkpoints read and write them directly).
   Tensor& weight() { return weight_; }
   Tensor& momentum() { return momentum_; }
-  // Takes this rank's rows of a global [num_classes, emb] f32 matrix (any device).
+  // Takes this rank's rows of a global [num_classes, emb] f32 or f64 matrix (any device),
+  // converted to options().dtype.
   void set_global_weight(const Tensor& global);
   // Collective: the global [num_classes, emb] centres, on the host of every rank.
   Tensor gather_global_weight();
@@ -69,10 +73,10 @@ class PartialFc {
   // [0, num_classes) (checked on the gathered batch, so every rank throws alike); every rank
   // passes the same b. Waits for the device's queued work.
   void set_labels(const Tensor& labels);
-  // embeddings [b, emb] f32 on the backend's device, for the labels last set. Writes
-  // d loss / d embeddings to embeddings_grad [b, emb] (allocated when undefined) and returns
-  // the loss, the mean over the global batch of -log(max(p_target, 1e-30)). `step` keys the
-  // sampler's draw.
+  // embeddings [b, emb] of options().dtype on the backend's device, for the labels last set.
+  // Writes d loss / d embeddings to embeddings_grad [b, emb] (allocated when undefined) and
+  // returns the loss, the mean over the global batch of -log(max(p_target, 1e-30)). `step`
+  // keys the sampler's draw.
   double forward_backward(const Tensor& embeddings, Tensor& embeddings_grad, std::int64_t step);
   // set_labels, then forward_backward.
   double forward_backward(const Tensor& embeddings, const Tensor& labels,

@@ -5,10 +5,10 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <cstdio>
 
 #include "eval/image_source.h"
 #include "eval/verify_on_ranks.h"
+#include "train/training_log.h"
 
 namespace pfc {
 
@@ -69,11 +69,10 @@ void VerificationCallback::run(std::int64_t step, Backbone& backbone, MetricsWri
     t.highest = std::max(t.highest, r.accuracy);
     if (!leader_) continue;
     const std::string& name = t.bin->name();
-    fmt::print("[{}][{}]XNorm: {:f}\n", name, step, r.xnorm);
-    fmt::print("[{}][{}]Accuracy-Flip: {:1.5f}+-{:1.5f}\n", name, step, r.accuracy,
-               r.accuracy_std);
-    fmt::print("[{}][{}]Accuracy-Highest: {:1.5f}\n", name, step, t.highest);
-    std::fflush(stdout);
+    log_progress(fmt::format("[{}][{}]XNorm: {:f}", name, step, r.xnorm));
+    log_progress(fmt::format("[{}][{}]Accuracy-Flip: {:1.5f}+-{:1.5f}", name, step, r.accuracy,
+                             r.accuracy_std));
+    log_progress(fmt::format("[{}][{}]Accuracy-Highest: {:1.5f}", name, step, t.highest));
     if (metrics)
       metrics->append_verification(name, {step, r.accuracy, r.accuracy_std, r.accuracy_noflip,
                                           r.xnorm, r.val, r.val_std, r.far});

@@ -1,7 +1,7 @@
 // arcface_torch's CallBackVerification in `pfc train`: the val_targets files <rec>/<name>.bin
 // read and checked at start-up; every `verbose` steps and after the last step each is
 // verified with the training backbone in inference mode (the work split over the ranks), the
-// leader printing arcface_torch's lines ([lfw][2000]XNorm: ..., Accuracy-Flip: ...+-...,
+// leader logging arcface_torch's lines (stdout and training.log) ([lfw][2000]XNorm: ..., Accuracy-Flip: ...+-...,
 // Accuracy-Highest: ...) and appending a row to metrics.h5's /verification/<name>.
 #pragma once
 

@@ -1,6 +1,7 @@
 // PartialFc on 1..4 ranks against a plain double-precision implementation of the margin
-// softmax written here, against itself on one rank, and across its three methods; the sparse
-// update, the sampler's reproducibility, and bad input rejected on every rank alike.
+// softmax written here (in f32, f16 GEMM operands, and f64, where it must agree to 1e-12),
+// against itself on one rank, and across its three methods; the sparse update in f32 and f64,
+// the sampler's reproducibility, and bad input rejected on every rank alike.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -163,9 +164,10 @@ class PartialFcTest : public ::testing::Test {
   int rank = world_comm.rank();
   int world = world_comm.world_size();
 
+  // dtype: the classifier's element type; gemm_operands f16 (fp16 mode) or dtype.
   PartialFcOptions options(const Problem& p, PfcMethod method, double sample_rate,
-                           MarginParams margin = kArcFace,
-                           DType gemm_operands = DType::f32) const {
+                           MarginParams margin = kArcFace, DType gemm_operands = DType::f32,
+                           DType dtype = DType::f32) const {
     PartialFcOptions o;
     o.num_classes = p.classes;
     o.embedding_size = p.emb;
@@ -173,28 +175,32 @@ class PartialFcTest : public ::testing::Test {
     o.margin = margin;
     o.method = method;
     o.seed = 77;
-    o.gemm_operands = gemm_operands;
+    o.dtype = dtype;
+    o.gemm_operands = gemm_operands == DType::f16 ? gemm_operands : dtype;
     return o;
   }
 
   struct Outcome {
     double loss = 0.0;
-    std::vector<float> embeddings_grad;  // the rows this process fed
-    Tensor global_grad;                  // [C, emb] host
+    std::vector<double> embeddings_grad;  // the rows this process fed
+    std::vector<double> global_grad;      // [C, emb]
   };
 
-  // Feeds rows [first, first + rows) of the problem's batch at `step`.
+  // Feeds rows [first, first + rows) of the problem's batch at `step`, in the classifier's
+  // element type.
   Outcome run(PartialFc& fc, const Problem& p, std::int64_t first, std::int64_t rows,
               std::int64_t step = 0) {
-    Tensor emb = backend->empty({rows, p.emb}, DType::f32, MemoryPurpose::data);
-    std::copy_n(p.embeddings.begin() + first * p.emb, rows * p.emb, emb.data<float>());
+    Tensor host = Tensor::host({rows, p.emb}, DType::f32);
+    std::copy_n(p.embeddings.begin() + first * p.emb, rows * p.emb, host.data<float>());
+    Tensor emb = backend->empty({rows, p.emb}, fc.options().dtype, MemoryPurpose::data);
+    backend->copy_cast(host, emb);
     Tensor labels = Tensor::host({rows}, DType::i64);
     std::copy_n(p.labels.begin() + first, rows, labels.data<std::int64_t>());
     Tensor grad;
     Outcome out;
     out.loss = fc.forward_backward(emb, labels, grad, step);
-    out.embeddings_grad.assign(grad.data<float>(), grad.data<float>() + grad.numel());
-    out.global_grad = fc.gather_global_weight_grad();
+    out.embeddings_grad = host_doubles(grad);
+    out.global_grad = host_doubles(fc.gather_global_weight_grad());
     return out;
   }
   Outcome run_distributed(PartialFc& fc, const Problem& p, std::int64_t step = 0) {
@@ -216,6 +222,12 @@ class PartialFcTest : public ::testing::Test {
   static std::vector<float> host_values(const Tensor& t) {
     return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
   }
+  // The values of a host tensor of f32 or f64, as doubles.
+  std::vector<double> host_doubles(const Tensor& t) const {
+    Tensor d = Tensor::host(t.shape(), DType::f64);
+    backend->copy_cast(t, d);
+    return std::vector<double>(d.data<double>(), d.data<double>() + d.numel());
+  }
 };
 
 struct ReferenceCase {
@@ -225,6 +237,7 @@ struct ReferenceCase {
   MarginParams margin;
   LabelRule labels;
   DType gemm_operands = DType::f32;
+  DType dtype = DType::f32;
 };
 
 class PartialFcReferenceTest : public PartialFcTest,
@@ -235,21 +248,26 @@ TEST_P(PartialFcReferenceTest, MatchesTheDoublePrecisionReference) {
   // 37 classes: not divisible by 2, 3 or 4.
   const Problem p = make_problem(37, 3, 8, world, c.labels, 5);
   PartialFc fc(*backend, world_comm,
-               options(p, c.method, c.sample_rate, c.margin, c.gemm_operands));
-  const std::vector<float> weight = host_values(fc.gather_global_weight());
+               options(p, c.method, c.sample_rate, c.margin, c.gemm_operands, c.dtype));
+  // The centres start from the same f32 values in f64 as in f32.
+  std::vector<float> weight;
+  for (double w : host_doubles(fc.gather_global_weight())) weight.push_back(static_cast<float>(w));
   const Outcome got = run_distributed(fc, p);
   const Reference want = reference(p, weight, c.margin, used_classes(fc, world_comm),
                                    c.gemm_operands == DType::f16);
 
-  EXPECT_NEAR(got.loss, want.loss, 2e-5 * std::abs(want.loss)) << c.name;
+  // f64 is the reference's own arithmetic: only summation order differs.
+  const bool f64 = c.dtype == DType::f64;
+  const double loss_tol = f64 ? 1e-13 : 2e-5, grad_tol = f64 ? 1e-12 : 1e-4;
+  EXPECT_NEAR(got.loss, want.loss, loss_tol * std::abs(want.loss)) << c.name;
   EXPECT_LT(relative_error(got.embeddings_grad.data(),
                            &want.embeddings_grad[rank * p.batch * p.emb],
                            got.embeddings_grad.size()),
-            1e-4)
+            grad_tol)
       << c.name;
-  EXPECT_LT(relative_error(got.global_grad.data<float>(), want.weight_grad.data(),
+  EXPECT_LT(relative_error(got.global_grad.data(), want.weight_grad.data(),
                            want.weight_grad.size()),
-            1e-4)
+            grad_tol)
       << c.name;
 }
 
@@ -273,7 +291,15 @@ INSTANTIATE_TEST_SUITE_P(
         ReferenceCase{"dp_cosface_f16", PfcMethod::dp, 1.0, kCosFace, LabelRule::spread,
                       DType::f16},
         ReferenceCase{"pfc03_combined_f16", PfcMethod::pfc, 0.3, kCombined, LabelRule::spread,
-                      DType::f16}),
+                      DType::f16},
+        ReferenceCase{"mp_arcface_f64", PfcMethod::mp, 1.0, kArcFace, LabelRule::spread,
+                      DType::f64, DType::f64},
+        ReferenceCase{"dp_cosface_f64", PfcMethod::dp, 1.0, kCosFace, LabelRule::spread,
+                      DType::f64, DType::f64},
+        ReferenceCase{"pfc03_combined_f64", PfcMethod::pfc, 0.3, kCombined, LabelRule::spread,
+                      DType::f64, DType::f64},
+        ReferenceCase{"pfc03_one_rank_labels_f64", PfcMethod::pfc, 0.3, kArcFace,
+                      LabelRule::last_rank_only, DType::f64, DType::f64}),
     [](const auto& info) { return info.param.name; });
 
 // Three classes on up to four ranks: a rank may hold no class at all, and at sample rate 0.5
@@ -293,7 +319,7 @@ TEST_F(PartialFcTest, FewerClassesThanRanks) {
                              got.embeddings_grad.size()),
               1e-4)
         << name;
-    EXPECT_LT(relative_error(got.global_grad.data<float>(), want.weight_grad.data(),
+    EXPECT_LT(relative_error(got.global_grad.data(), want.weight_grad.data(),
                              want.weight_grad.size()),
               1e-4)
         << name;
@@ -328,6 +354,7 @@ struct WorldCase {
   double sample_rate;
   bool inject;
   LabelRule labels;
+  DType dtype = DType::f32;
 };
 
 class PartialFcWorldTest : public PartialFcTest,
@@ -339,8 +366,11 @@ class PartialFcWorldTest : public PartialFcTest,
 TEST_P(PartialFcWorldTest, KRanksEqualOneRank) {
   const WorldCase& c = GetParam();
   const Problem p = make_problem(37, 3, 8, world, c.labels, 9);
-  PartialFc dist(*backend, world_comm, options(p, c.method, c.sample_rate));
-  PartialFc single(*backend, self_comm, options(p, c.method, c.sample_rate));
+  const PartialFcOptions o = options(p, c.method, c.sample_rate, kArcFace, c.dtype, c.dtype);
+  PartialFc dist(*backend, world_comm, o);
+  PartialFc single(*backend, self_comm, o);
+  // f32 agrees to its rounding in another summation order; f64 to f64's.
+  const double tol = c.dtype == DType::f64 ? 1e-13 : 1e-5;
   if (c.inject) {
     // Every third class plus the batch's labels, as a golden file's sampled_index holds.
     std::vector<std::int64_t> set;
@@ -353,20 +383,20 @@ TEST_P(PartialFcWorldTest, KRanksEqualOneRank) {
   for (std::int64_t step = 0; step < 2; ++step) {
     const Outcome d = run_distributed(dist, p, step);
     const Outcome s = run(single, p, 0, p.global_batch(), step);
-    EXPECT_NEAR(d.loss, s.loss, 1e-5 * std::abs(s.loss)) << c.name << " step " << step;
+    EXPECT_NEAR(d.loss, s.loss, tol * std::abs(s.loss)) << c.name << " step " << step;
     EXPECT_LT(relative_error(d.embeddings_grad.data(), &s.embeddings_grad[rank * p.batch * p.emb],
                              d.embeddings_grad.size()),
-              1e-5)
+              tol)
         << c.name << " step " << step;
-    EXPECT_LT(relative_error(d.global_grad.data<float>(), s.global_grad.data<float>(),
-                             static_cast<std::size_t>(s.global_grad.numel())),
-              1e-5)
+    EXPECT_LT(relative_error(d.global_grad.data(), s.global_grad.data(), s.global_grad.size()),
+              tol)
         << c.name << " step " << step;
     dist.step(0.1, 0.9, 5e-4);
     single.step(0.1, 0.9, 5e-4);
-    const std::vector<float> wd = host_values(dist.gather_global_weight());
-    const std::vector<float> ws = host_values(single.gather_global_weight());
-    EXPECT_LT(relative_error(wd.data(), ws.data(), ws.size()), 1e-6) << c.name << " step " << step;
+    const std::vector<double> wd = host_doubles(dist.gather_global_weight());
+    const std::vector<double> ws = host_doubles(single.gather_global_weight());
+    EXPECT_LT(relative_error(wd.data(), ws.data(), ws.size()), tol / 10)
+        << c.name << " step " << step;
   }
 }
 
@@ -379,7 +409,13 @@ INSTANTIATE_TEST_SUITE_P(
                       WorldCase{"mp_one_rank_labels", PfcMethod::mp, 1.0, false,
                                 LabelRule::last_rank_only},
                       WorldCase{"pfc_injected_one_rank_labels", PfcMethod::pfc, 0.1, true,
-                                LabelRule::last_rank_only}),
+                                LabelRule::last_rank_only},
+                      WorldCase{"mp_f64", PfcMethod::mp, 1.0, false, LabelRule::spread,
+                                DType::f64},
+                      WorldCase{"dp_f64", PfcMethod::dp, 1.0, false, LabelRule::spread,
+                                DType::f64},
+                      WorldCase{"pfc_injected_f64", PfcMethod::pfc, 0.1, true, LabelRule::spread,
+                                DType::f64}),
     [](const auto& info) { return info.param.name; });
 
 // MP, DP and PFC at sample rate 1 are the same function and the same update.
@@ -402,8 +438,7 @@ TEST_F(PartialFcTest, MpDpAndPfcAtSampleRateOneAgree) {
                                a.embeddings_grad.size()),
                 1e-5)
           << name << " step " << step;
-      EXPECT_LT(relative_error(b.global_grad.data<float>(), a.global_grad.data<float>(),
-                               static_cast<std::size_t>(a.global_grad.numel())),
+      EXPECT_LT(relative_error(b.global_grad.data(), a.global_grad.data(), a.global_grad.size()),
                 1e-5)
           << name << " step " << step;
     }
@@ -421,40 +456,63 @@ TEST_F(PartialFcTest, MpDpAndPfcAtSampleRateOneAgree) {
   }
 }
 
-// PFC updates the sampled rows only, with PyTorch's SGD; every other row and its momentum
-// stay bit for bit as they were.
+// PFC updates the sampled rows only, with PyTorch's SGD, in f32 and in f64; every other row
+// and its momentum stay bit for bit as they were.
 TEST_F(PartialFcTest, SparseUpdateLeavesUnsampledRowsAndMomentumAlone) {
   const Problem p = make_problem(80, 2, 6, world, LabelRule::spread, 21);
-  PartialFc fc(*backend, world_comm, options(p, PfcMethod::pfc, 0.2));
-  const double lr = 0.1, mu = 0.9, wd = 5e-4;
-  const std::int64_t emb = p.emb;
-  for (std::int64_t step = 0; step < 3; ++step) {
-    run_distributed(fc, p, step);
-    const std::vector<float> w0 = host_values(fc.weight()), m0 = host_values(fc.momentum());
-    const std::vector<float> g = host_values(fc.shard_weight_grad());
-    const std::vector<std::int64_t> sampled = fc.sampled_index();
-    EXPECT_EQ(static_cast<std::int64_t>(sampled.size()), fc.layout().num_sample);
-    fc.step(lr, mu, wd);
-    const float* w1 = fc.weight().data<float>();
-    const float* m1 = fc.momentum().data<float>();
-    for (std::int64_t row = 0; row < fc.layout().num_local; ++row) {
-      const bool used = std::binary_search(sampled.begin(), sampled.end(), row);
-      for (std::int64_t j = 0; j < emb; ++j) {
-        const std::size_t i = static_cast<std::size_t>(row * emb + j);
-        if (used) {
-          const double m = mu * m0[i] + g[i] + wd * w0[i];
-          ASSERT_NEAR(m1[i], m, 1e-6 * std::max(1.0, std::abs(m))) << "row " << row;
-          const double w = w0[i] - lr * m;
-          ASSERT_NEAR(w1[i], w, 1e-6 * std::max(1.0, std::abs(w))) << "row " << row;
-        } else {
-          ASSERT_EQ(w1[i], w0[i]) << "unsampled row " << row << " step " << step;
-          ASSERT_EQ(m1[i], m0[i]) << "unsampled row " << row << " step " << step;
-          ASSERT_EQ(g[i], 0.0f) << "unsampled row " << row << " step " << step;
+  for (DType dtype : {DType::f32, DType::f64}) {
+    PartialFc fc(*backend, world_comm, options(p, PfcMethod::pfc, 0.2, kArcFace, dtype, dtype));
+    const double lr = 0.1, mu = 0.9, wd = 5e-4;
+    const double tol = dtype == DType::f64 ? 1e-15 : 1e-6;
+    const std::int64_t emb = p.emb;
+    for (std::int64_t step = 0; step < 3; ++step) {
+      run_distributed(fc, p, step);
+      const std::vector<double> w0 = host_doubles(fc.weight()), m0 = host_doubles(fc.momentum());
+      const std::vector<double> g = host_doubles(fc.shard_weight_grad());
+      const std::vector<std::int64_t> sampled = fc.sampled_index();
+      EXPECT_EQ(static_cast<std::int64_t>(sampled.size()), fc.layout().num_sample);
+      fc.step(lr, mu, wd);
+      EXPECT_EQ(fc.weight().dtype(), dtype);
+      EXPECT_EQ(fc.momentum().dtype(), dtype);
+      const std::vector<double> w1 = host_doubles(fc.weight()), m1 = host_doubles(fc.momentum());
+      for (std::int64_t row = 0; row < fc.layout().num_local; ++row) {
+        const bool used = std::binary_search(sampled.begin(), sampled.end(), row);
+        for (std::int64_t j = 0; j < emb; ++j) {
+          const std::size_t i = static_cast<std::size_t>(row * emb + j);
+          const std::string at = fmt::format("{} row {} step {}", dtype_name(dtype), row, step);
+          if (used) {
+            const double m = mu * m0[i] + g[i] + wd * w0[i];
+            ASSERT_NEAR(m1[i], m, tol * std::max(1.0, std::abs(m))) << at;
+            const double w = w0[i] - lr * m;
+            ASSERT_NEAR(w1[i], w, tol * std::max(1.0, std::abs(w))) << at;
+          } else {
+            ASSERT_EQ(w1[i], w0[i]) << "unsampled " << at;
+            ASSERT_EQ(m1[i], m0[i]) << "unsampled " << at;
+            ASSERT_EQ(g[i], 0.0) << "unsampled " << at;
+          }
         }
       }
     }
+    EXPECT_THROW(fc.step(lr, mu, wd), Error);  // no new gradient since the last step
   }
-  EXPECT_THROW(fc.step(lr, mu, wd), Error);  // no new gradient since the last step
+}
+
+// An f64 classifier takes f64 embeddings only, and f16 GEMM operands only in f32.
+TEST_F(PartialFcTest, F64ClassifierRefusesMixedTypes) {
+  const Problem p = make_problem(37, 3, 8, world, LabelRule::spread, 3);
+  EXPECT_THROW(PartialFc(*backend, world_comm,
+                         options(p, PfcMethod::mp, 1.0, kArcFace, DType::f16, DType::f64)),
+               Error);
+  PartialFcOptions f16_run = options(p, PfcMethod::mp, 1.0);
+  f16_run.dtype = DType::f16;
+  EXPECT_THROW(PartialFc(*backend, world_comm, f16_run), Error);
+  PartialFc fc(*backend, world_comm, options(p, PfcMethod::mp, 1.0, kArcFace, DType::f64,
+                                             DType::f64));
+  Tensor labels = Tensor::host({p.batch}, DType::i64);
+  std::copy_n(p.labels.begin() + rank * p.batch, p.batch, labels.data<std::int64_t>());
+  Tensor f32_embeddings = backend->zeros({p.batch, p.emb}, DType::f32, MemoryPurpose::data);
+  Tensor grad;
+  EXPECT_THROW(fc.forward_backward(f32_embeddings, labels, grad, 0), Error);
 }
 
 // The draw depends on (seed, step, rank) only: a resumed run samples what the first did.

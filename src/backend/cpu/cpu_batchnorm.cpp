@@ -1,6 +1,6 @@
 // CPU batch-norm in training and inference mode over x [rows, channels] (NHWC activations
-// viewed per channel). Statistics accumulate in double; parameters and statistics are f32 or,
-// for the f64 gradient checks, the activation type.
+// viewed per channel). Statistics accumulate in double; parameters and statistics are f32
+// or, in an f64 run and the f64 gradient checks, the activation type.
 #include <cmath>
 #include <initializer_list>
 #include <utility>

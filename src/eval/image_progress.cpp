@@ -1,4 +1,4 @@
-#include "eval/progress_line.h"
+#include "eval/image_progress.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -11,10 +11,10 @@ namespace {
 constexpr auto kInterval = std::chrono::seconds(10);
 }  // namespace
 
-ProgressLine::ProgressLine(std::string what, std::int64_t total)
+ImageProgress::ImageProgress(std::string what, std::int64_t total)
     : what_(std::move(what)), total_(total) {}
 
-void ProgressLine::update(std::int64_t done) {
+void ImageProgress::update(std::int64_t done) {
   const auto now = Clock::now();
   if (done < total_ && now - last_ < kInterval) return;
   last_ = now;

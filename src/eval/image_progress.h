@@ -9,10 +9,10 @@
 
 namespace pfc {
 
-class ProgressLine {
+class ImageProgress {
  public:
   // `what` starts the line ("embedded", "verified lfw:").
-  ProgressLine(std::string what, std::int64_t total);
+  ImageProgress(std::string what, std::int64_t total);
   void update(std::int64_t done);
 
  private:
