@@ -71,7 +71,7 @@ int run_embed(const EmbedOptions& options) {
 
   const InputKind kind = input_kind(options.inputs);
   std::unique_ptr<Backend> backend =
-      make_backend(options.device == "cuda" ? BackendKind::cuda : BackendKind::cpu);
+      make_backend(parse_backend_kind(options.device, "--device"));
   OpenBackboneOptions open;
   open.activations = options.fp16 ? DType::f16 : DType::f32;
   const OpenedBackbone opened = open_backbone(options.checkpoint, *backend, open);

@@ -1,7 +1,8 @@
 // `pfc report DIR...`: rebuilds the seed's two benchmark tables (speed, memory per GPU) from
-// the metrics.h5 files that benchmark runs wrote under DIR (jobs/bench_row.sh), ours beside
-// the seed's figures; Markdown, CSV, or both. Runs that verified val_targets while training
-// add a table of accuracy by step (and its CSV, for jobs/plot_report.py --verification).
+// the metrics.h5 files that benchmark runs (jobs/bench_row.sh) or plans (jobs/plan_sweep.sh)
+// wrote under DIR, ours beside the seed's figures; Markdown, CSV, or both, printed and
+// optionally written to files. Runs that verified val_targets while training add a table of
+// accuracy by step (and its CSV, for jobs/plot_report.py --verification).
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <mpi.h>
@@ -26,6 +27,7 @@ struct ReportOptions {
   std::string format = "markdown";
   std::string csv_file;
   std::string verification_csv_file;
+  std::string markdown_file;
 };
 
 void write_text_file(const std::string& path, const std::string& text, const char* what) {
@@ -58,11 +60,15 @@ int run_report(const ReportOptions& options) {
   if (options.format == "both") fmt::print("\n");
   if (options.format != "markdown") fmt::print("{}", format_report_csv(table));
   if (!options.csv_file.empty()) write_text_file(options.csv_file, format_report_csv(table), "CSV");
+  if (!options.markdown_file.empty())
+    write_text_file(options.markdown_file, format_report_markdown(table), "Markdown");
 
+  const bool show_verification = options.format != "csv";
+  if (!show_verification && options.verification_csv_file.empty()) return kExitOk;
   std::vector<std::string> paths;
   for (const BenchRun& run : found.runs) paths.push_back(run.path);
   const std::vector<RunVerification> verified = read_run_verifications(paths);
-  if (!verified.empty() && options.format != "csv")
+  if (!verified.empty() && show_verification)
     fmt::print("\n{}", format_verification_markdown(verified));
   if (!options.verification_csv_file.empty())
     write_text_file(options.verification_csv_file, format_verification_csv(verified),
@@ -83,6 +89,8 @@ CommandRunner add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"markdown", "csv", "both"}))
       ->capture_default_str();
   cmd->add_option("--csv", options->csv_file, "also write the CSV table to this file");
+  cmd->add_option("--markdown", options->markdown_file,
+                  "also write the Markdown tables to this file");
   cmd->add_option("--verification-csv", options->verification_csv_file,
                   "write the runs' verification accuracy by step (val_targets) to this CSV "
                   "file, for jobs/plot_report.py --verification");

@@ -11,6 +11,8 @@
 
 #include "app/commands.h"
 #include "app/rank_place.h"
+#include "backend/backend.h"
+#include "config/config.h"
 #include "eval/open_backbone.h"
 #include "eval/image_progress.h"
 #include "eval/verify_on_ranks.h"
@@ -48,8 +50,8 @@ int run_verify(const VerifyOptions& options) {
   for (const std::string& file : options.files)
     bins.push_back(std::make_shared<const VerificationBin>(file));
 
-  RankPlace place =
-      make_rank_place(options.device == "cuda" ? BackendKind::cuda : BackendKind::cpu);
+  RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"),
+                                    Config().collective_timeout_s);
   Comm& comm = *place.comm;
   const bool leader = comm.rank() == 0;
   OpenBackboneOptions open;

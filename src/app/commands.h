@@ -13,9 +13,11 @@ using CommandRunner = std::function<int()>;
 CommandRunner add_info_command(CLI::App& app);
 CommandRunner add_golden_command(CLI::App& app);
 CommandRunner add_train_command(CLI::App& app);
+CommandRunner add_plan_command(CLI::App& app);
 CommandRunner add_pack_command(CLI::App& app);
 CommandRunner add_report_command(CLI::App& app);
 CommandRunner add_verify_command(CLI::App& app);
 CommandRunner add_embed_command(CLI::App& app);
+CommandRunner add_export_command(CLI::App& app);
 
 }  // namespace pfc

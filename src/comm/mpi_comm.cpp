@@ -28,11 +28,19 @@ MPI_Datatype element_type(DType t, const char* op, bool reducing) {
 
 MPI_Op reduce_op(ReduceOp op) { return op == ReduceOp::sum ? MPI_SUM : MPI_MAX; }
 
+// Host tensors, or a plan's meta tensors (checked alike, then not sent).
 void check_host(const Tensor& t, const char* op, const char* operand) {
   PFC_CHECK(t.defined(), "MpiComm::{}: {} is an undefined tensor", op, operand);
-  PFC_CHECK(t.device() == DeviceKind::cpu,
+  PFC_CHECK(t.device() == DeviceKind::cpu || t.device() == DeviceKind::meta,
             "MpiComm::{}: {} {} is not a host tensor (device buffers go through NcclComm)", op,
             operand, t.describe());
+}
+
+// Whether a collective of these (checked) operands moves values: not for meta tensors.
+bool carries_values(const Tensor& a, const Tensor& b, const char* op) {
+  PFC_CHECK(a.device() == b.device(), "MpiComm::{}: {} and {} tensors cannot be mixed", op,
+            device_kind_place(a.device()), device_kind_place(b.device()));
+  return a.device() == DeviceKind::cpu;
 }
 
 bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
@@ -50,7 +58,8 @@ void in_pieces(std::int64_t n, std::int64_t max_count, F&& f) {
 
 }  // namespace
 
-MpiComm::MpiComm(MPI_Comm base, std::int64_t max_count) : max_count_(max_count) {
+MpiComm::MpiComm(MPI_Comm base, std::int64_t max_count, double collective_timeout_s)
+    : max_count_(max_count) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   PFC_CHECK(initialized, "MpiComm needs MPI to be initialised (MPI_Init) first");
@@ -68,6 +77,7 @@ MpiComm::MpiComm(MPI_Comm base, std::int64_t max_count) : max_count_(max_count) 
     const int rc = MPI_Comm_rank(node, &local_rank_);
     MPI_Comm_free(&node);
     PFC_CHECK_MPI(rc);
+    watchdog_ = std::make_unique<CollectiveWatchdog>(comm_, collective_timeout_s);
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;
@@ -77,7 +87,9 @@ MpiComm::MpiComm(MPI_Comm base, std::int64_t max_count) : max_count_(max_count) 
 MpiComm::~MpiComm() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  const bool abandoned = watchdog_ && watchdog_->abandoned();
+  watchdog_.reset();
+  if (!finalized && !abandoned && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 void MpiComm::all_gather(const Tensor& send, Tensor& recv) {
@@ -104,9 +116,12 @@ void MpiComm::all_gather(const Tensor& send, Tensor& recv) {
   const bool in_place = send.raw() == own;
   PFC_CHECK(in_place || !overlap(send.raw(), block, out, recv.bytes()),
             "MpiComm::all_gather: send overlaps recv other than as this rank's block");
+  if (!carries_values(send, recv, op)) return;
   if (n <= max_count_) {
-    PFC_CHECK_MPI(MPI_Allgather(in_place ? MPI_IN_PLACE : send.raw(), static_cast<int>(n), type,
-                                out, static_cast<int>(n), type, comm_));
+    MPI_Request request;
+    PFC_CHECK_MPI(MPI_Iallgather(in_place ? MPI_IN_PLACE : send.raw(), static_cast<int>(n), type,
+                                 out, static_cast<int>(n), type, comm_, &request));
+    watchdog_->wait(request, op);
     return;
   }
   if (!in_place) std::memcpy(own, send.raw(), block);
@@ -114,8 +129,10 @@ void MpiComm::all_gather(const Tensor& send, Tensor& recv) {
   for (int root = 0; root < world_size_; ++root) {
     char* base = out + static_cast<std::size_t>(root) * block;
     in_pieces(n, max_count_, [&](std::int64_t offset, int count) {
-      PFC_CHECK_MPI(MPI_Bcast(base + static_cast<std::size_t>(offset) * esize, count, type, root,
-                              comm_));
+      MPI_Request request;
+      PFC_CHECK_MPI(MPI_Ibcast(base + static_cast<std::size_t>(offset) * esize, count, type,
+                               root, comm_, &request));
+      watchdog_->wait(request, op);
     });
   }
 }
@@ -123,11 +140,14 @@ void MpiComm::all_gather(const Tensor& send, Tensor& recv) {
 void MpiComm::all_reduce(Tensor& x, ReduceOp op) {
   check_host(x, "all_reduce", "x");
   const MPI_Datatype type = element_type(x.dtype(), "all_reduce", true);
+  if (!carries_values(x, x, "all_reduce")) return;
   const std::size_t esize = dtype_size(x.dtype());
   char* p = static_cast<char*>(x.raw());
   in_pieces(x.numel(), max_count_, [&](std::int64_t offset, int count) {
-    PFC_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, p + static_cast<std::size_t>(offset) * esize, count,
-                                type, reduce_op(op), comm_));
+    MPI_Request request;
+    PFC_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, p + static_cast<std::size_t>(offset) * esize,
+                                 count, type, reduce_op(op), comm_, &request));
+    watchdog_->wait(request, "all_reduce");
   });
 }
 
@@ -142,11 +162,13 @@ void MpiComm::reduce_scatter(const Tensor& send, Tensor& recv, ReduceOp op) {
             world_size_, recv.describe());
   PFC_CHECK(!overlap(send.raw(), send.bytes(), recv.raw(), recv.bytes()),
             "MpiComm::reduce_scatter: send and recv overlap");
-  if (n == 0) return;
   const MPI_Datatype type = element_type(send.dtype(), name, true);
+  if (n == 0 || !carries_values(send, recv, name)) return;
   if (n <= max_count_) {
-    PFC_CHECK_MPI(MPI_Reduce_scatter_block(send.raw(), recv.raw(), static_cast<int>(n), type,
-                                           reduce_op(op), comm_));
+    MPI_Request request;
+    PFC_CHECK_MPI(MPI_Ireduce_scatter_block(send.raw(), recv.raw(), static_cast<int>(n), type,
+                                            reduce_op(op), comm_, &request));
+    watchdog_->wait(request, name);
     return;
   }
   // Too large for one call: reduce each rank's block onto it, piece by piece.
@@ -157,8 +179,10 @@ void MpiComm::reduce_scatter(const Tensor& send, Tensor& recv, ReduceOp op) {
     const char* block = in + static_cast<std::size_t>(root) * recv.bytes();
     in_pieces(n, max_count_, [&](std::int64_t offset, int count) {
       const std::size_t at = static_cast<std::size_t>(offset) * esize;
-      PFC_CHECK_MPI(MPI_Reduce(block + at, root == rank_ ? out + at : nullptr, count, type,
-                               reduce_op(op), root, comm_));
+      MPI_Request request;
+      PFC_CHECK_MPI(MPI_Ireduce(block + at, root == rank_ ? out + at : nullptr, count, type,
+                                reduce_op(op), root, comm_, &request));
+      watchdog_->wait(request, name);
     });
   }
 }
@@ -168,22 +192,49 @@ void MpiComm::broadcast(Tensor& x, int root) {
   PFC_CHECK(root >= 0 && root < world_size_, "MpiComm::broadcast: root {} is outside [0, {})",
             root, world_size_);
   const MPI_Datatype type = element_type(x.dtype(), "broadcast", false);
+  if (!carries_values(x, x, "broadcast")) return;
   const std::size_t esize = dtype_size(x.dtype());
   char* p = static_cast<char*>(x.raw());
   in_pieces(x.numel(), max_count_, [&](std::int64_t offset, int count) {
-    PFC_CHECK_MPI(MPI_Bcast(p + static_cast<std::size_t>(offset) * esize, count, type, root,
-                            comm_));
+    MPI_Request request;
+    PFC_CHECK_MPI(MPI_Ibcast(p + static_cast<std::size_t>(offset) * esize, count, type, root,
+                             comm_, &request));
+    watchdog_->wait(request, "broadcast");
   });
 }
 
-void MpiComm::barrier() { PFC_CHECK_MPI(MPI_Barrier(comm_)); }
+void MpiComm::barrier() {
+  MPI_Request request;
+  PFC_CHECK_MPI(MPI_Ibarrier(comm_, &request));
+  watchdog_->wait(request, "barrier");
+}
 
 double MpiComm::all_reduce_scalar(double value, ReduceOp op) {
   double result = 0.0;
-  PFC_CHECK_MPI(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, reduce_op(op), comm_));
+  MPI_Request request;
+  PFC_CHECK_MPI(MPI_Iallreduce(&value, &result, 1, MPI_DOUBLE, reduce_op(op), comm_, &request));
+  watchdog_->wait(request, "all_reduce_scalar");
   return result;
 }
 
-std::unique_ptr<Comm> make_mpi_comm() { return std::make_unique<MpiComm>(MPI_COMM_WORLD); }
+Tensor MpiComm::all_gather_host(const Tensor& mine) {
+  PFC_CHECK(mine.defined() && mine.device() == DeviceKind::cpu && mine.rank() >= 1,
+            "all_gather_host: {} must be a host tensor with rows", mine.describe());
+  PFC_CHECK(mine.bytes() <= static_cast<std::size_t>(INT_MAX),
+            "all_gather_host: {} is larger than one MPI call moves", mine.describe());
+  Shape gathered = mine.shape();
+  gathered[0] *= world_size_;
+  Tensor all = Tensor::host(gathered, mine.dtype(), MemoryPurpose::comm);
+  const int bytes = static_cast<int>(mine.bytes());
+  MPI_Request request;
+  PFC_CHECK_MPI(MPI_Iallgather(mine.raw(), bytes, MPI_BYTE, all.raw(), bytes, MPI_BYTE, comm_,
+                               &request));
+  watchdog_->wait(request, "all_gather_host");
+  return all;
+}
+
+std::unique_ptr<Comm> make_mpi_comm(double collective_timeout_s) {
+  return std::make_unique<MpiComm>(MPI_COMM_WORLD, INT_MAX, collective_timeout_s);
+}
 
 }  // namespace pfc

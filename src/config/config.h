@@ -38,7 +38,9 @@ struct Config {
 
   // ---- ours ------------------------------------------------------------------------------
   std::string method = "pfc";         // "dp" | "mp" | "pfc"
-  std::string device = "cpu";         // "cpu" | "cuda"
+  std::string device = "cpu";         // "cpu" | "cuda" | "meta" (pfc plan)
+  std::string plan_for = "cuda";      // device = "meta": the backend a plan is of
+  bool memory_check = true;           // pfc train refuses a run its plan says does not fit
   std::vector<std::int64_t> layers;   // custom depth per stage (network = "custom")
   std::vector<std::int64_t> widths{64, 128, 256, 512};
   std::int64_t image_size = 112;
@@ -53,6 +55,8 @@ struct Config {
   ResumeMode resume = ResumeMode::off;
   std::string resume_from;  // a checkpoint folder (or a run's output folder) to start from
   std::int64_t data_workers = 4;
+  std::int64_t divergence_steps = 3;  // stop as diverged after this many non-finite losses
+  double collective_timeout_s = 1800.0;  // a collective waiting longer ends the run; 0: never
   std::int64_t emulate_world_size = 0;  // > 0: play one rank of a world this size
   std::int64_t emulate_rank = 0;
   double emulate_bandwidth_gbps = 150.0;  // per-GPU bus bandwidth of the modelled network

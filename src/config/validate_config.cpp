@@ -193,6 +193,16 @@ const Rule kRules[] = {
                          d.setting("val_targets"));
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
+      // Every rank of dp holds the whole classifier, f32, with its momentum.
+      constexpr double kMostBytes = 9.2e18;  // 2^63
+      const double bytes = 4.0 * static_cast<double>(c.num_classes) *
+                           static_cast<double>(c.embedding_size);
+      if (bytes < kMostBytes) return std::nullopt;
+      return fmt::format("{} with {} makes a classifier of {:.3g} bytes, more than a 64-bit byte "
+                         "count holds",
+                         d.setting("num_classes"), d.setting("embedding_size"), bytes);
+    },
+    [](const Config& c, const Describer& d) -> std::optional<std::string> {
       if (c.num_classes >= c.emulate_world_size) return std::nullopt;
       return fmt::format("{} must be at least {}: every rank holds a shard of the classes",
                          d.setting("num_classes"), d.setting("emulate_world_size"));
@@ -213,6 +223,13 @@ void validate_config(const Config& cfg, const ConfigOrigins& origins) {
     for (const Rule rule : kRules)
       if (const auto problem = rule(cfg, describe)) problems.push_back(*problem);
   if (!problems.empty()) throw UsageError(fmt::format("{}", fmt::join(problems, "\n")));
+}
+
+void validate_for_world(const Config& cfg, int world_size) {
+  if (cfg.num_classes >= world_size) return;
+  throw UsageError(fmt::format("num_classes = {} must be at least the number of ranks, {}: "
+                               "every rank holds a shard of the classes",
+                               cfg.num_classes, world_size));
 }
 
 }  // namespace pfc

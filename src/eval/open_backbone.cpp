@@ -1,6 +1,7 @@
 #include "eval/open_backbone.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "config/load_config.h"
 #include "io/checkpoint_reader.h"
@@ -12,7 +13,11 @@ namespace pfc {
 OpenedBackbone open_backbone(const std::filesystem::path& run_or_checkpoint, Backend& backend,
                              const OpenBackboneOptions& options) {
   OpenedBackbone opened;
-  opened.checkpoint = named_checkpoint(run_or_checkpoint);
+  const ResumeCandidates candidates = named_resume_candidates(run_or_checkpoint);
+  opened.checkpoint = candidates.newest_first.front();
+  if (!candidates.notice.empty())
+    spdlog::warn("{}: opening the newest complete checkpoint, {}", candidates.notice,
+                 opened.checkpoint.path.string());
   const std::string origin = fmt::format("checkpoint '{}'", opened.checkpoint.path.string());
   const CheckpointBackbone saved = read_checkpoint_backbone(opened.checkpoint.path);
   opened.config = parse_config(saved.state.config_toml, origin + " (its config)", {});

@@ -1,7 +1,8 @@
 // Opens a trained network for inference: a run's output folder (the checkpoint its `latest`
-// names) or a checkpoint's step folder becomes a Backbone on a backend, built from the config
-// the run recorded in the checkpoint and loaded with its parameters and batch-norm statistics,
-// ready for forward(images, ForwardMode::inference). `pfc verify`, `pfc embed` and `pfc export`
+// names, else its newest complete one, with a warning) or a checkpoint's step folder becomes
+// a Backbone on a backend, built from the config the run recorded in the checkpoint and loaded
+// with its parameters and batch-norm statistics, ready for forward(images,
+// ForwardMode::inference). `pfc verify`, `pfc embed` and `pfc export`
 // open their networks here.
 #pragma once
 

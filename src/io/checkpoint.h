@@ -14,6 +14,9 @@
 //                   the shard files (relative names: the folder can move); /pfc attributes
 //                   num_classes, embedding_size, class_start and num_local (one per shard)
 //   latest (beside the step folders): the name of the newest complete checkpoint
+// Every dataset is chunked with HDF5's Fletcher32 checksum and the files use HDF5's
+// checksummed metadata (object headers of format 1.8+), so damage is a read error naming what
+// it hit; values are checked finite before writing and after reading (checkpoint_values.h).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +59,9 @@ struct Checkpoint {
   std::vector<NamedTensor> buffers;     // batch-norm running statistics
   ClassShard shard;                     // this rank's
   TrainingState state;
+  // Whether its datasets carry HDF5's Fletcher32 checksum (set by the reader; checkpoints of
+  // versions before checksums have none, and only their values' finiteness can reveal damage).
+  bool has_checksums = true;
 };
 
 }  // namespace pfc

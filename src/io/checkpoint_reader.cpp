@@ -7,6 +7,7 @@
 
 #include "io/checkpoint_layout.h"
 #include "io/checkpoint_shard.h"
+#include "io/checkpoint_values.h"
 #include "io/hdf5.h"
 #include "io/hdf5_row_datasets.h"
 
@@ -128,6 +129,10 @@ Checkpoint read_checkpoint(const fs::path& folder, const CheckpointRequest& requ
                                             DType::f32);
     checkpoint.shard.momentum = h5::read_rows(id, "/pfc/momentum", begin, request.num_local,
                                               DType::f32);
+    checkpoint.has_checksums = checkpoint.parameters.empty() ||
+                               h5::has_checksum(id, "/backbone/parameters/" +
+                                                        checkpoint.parameters.front().name);
+    check_checkpoint_values(checkpoint, "it holds an unusable value");
     return checkpoint;
   });
 }

@@ -30,7 +30,8 @@
 //   /verification/<target>/  a row per verification of a val_targets file (layout in
 //              io/verification_metrics.h): step, accuracy, accuracy_std, accuracy_noflip,
 //              xnorm, val_at_far, ...
-//   /summary   attributes: status ("running" | "ok" | "out_of_memory" | "failed"), steps (the
+//   /summary   attributes: status ("running" | "ok" | "out_of_memory" | "diverged" (the loss
+//              or the weights stopped being finite) | "failed"), steps (the
 //              last logged step), timed_rows (the rows the medians are over: all but the first
 //              row and the first 20 %; 0 = not measured), samples_per_s, step_time_s (slowest
 //              rank), comm_time_s (medians over the timed rows; NaN when there are none),
@@ -89,13 +90,11 @@ struct StepMetrics {
 };
 
 struct RunOutcome {
-  std::string status = "ok";  // "ok" | "out_of_memory" | "failed"
+  std::string status = "ok";  // "ok" | "out_of_memory" | "diverged" | "failed"
   std::string message;
   std::int64_t mem_needed_bytes = 0;
   std::int64_t mem_available_bytes = 0;
 };
-
-using MemoryPeaks = std::array<std::int64_t, kMemoryPurposeCount>;
 
 class MetricsWriter {
  public:

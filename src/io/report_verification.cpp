@@ -12,7 +12,8 @@ namespace pfc {
 std::vector<RunVerification> read_run_verifications(const std::vector<std::string>& metrics_paths) {
   std::vector<RunVerification> runs;
   for (const std::string& path : metrics_paths) {
-    const h5::File file(path, h5::Mode::read);
+    // A run may still be writing its file (SWMR): read it as a reader of a live file.
+    const h5::File file(path, h5::Mode::live_read);
     RunVerification run{path, read_verification(file.id())};
     std::erase_if(run.series, [](const VerificationSeries& s) { return s.rows.empty(); });
     if (!run.series.empty()) runs.push_back(std::move(run));

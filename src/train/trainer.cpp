@@ -7,23 +7,27 @@
 #include <numeric>
 #include <span>
 
-#include "comm/host_all_gather.h"
-#include "config/load_config.h"
+#include "config/validate_config.h"
 #include "core/fault_injection.h"
 #include "data/data_source.h"
 #include "io/checkpoint.h"
 #include "io/checkpoint_layout.h"
 #include "io/checkpoint_reader.h"
+#include "io/checkpoint_values.h"
 #include "io/checkpoint_writer.h"
+#include "io/durable_file.h"
 #include "io/metrics_writer.h"
 #include "model/backbone_state.h"
 #include "model/flat_parameters.h"
 #include "model/make_backbone.h"
 #include "pfc/partial_fc.h"
+#include "train/checkpoint_model_match.h"
+#include "train/divergence_monitor.h"
 #include "train/grad_clip.h"
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
 #include "train/progress_line.h"
+#include "train/resume_checkpoint.h"
 #include "train/run_control.h"
 #include "train/run_description.h"
 #include "train/run_start.h"
@@ -47,7 +51,7 @@ class TrainingRun {
       : cfg_(cfg),
         comm_(comm),
         backend_(backend),
-        backbone_(make_backbone(cfg, backend, backbone_activations(cfg))),
+        backbone_(make_backbone(cfg, backend, backend.allocation_policy().activations(cfg.fp16))),
         model_(*backbone_),
         head_(backend, comm, head_options(cfg)),
         schedule_(cfg, comm.world_size()),
@@ -93,7 +97,8 @@ class TrainingRun {
     const double overflow = backend_.all_finite(flat_.grad) ? 0.0 : 1.0;
     const bool finite = comm_.all_reduce_scalar(overflow, ReduceOp::max) == 0.0;
     const double lr = schedule_.lr(step_);
-    if (scaler_.update(finite)) {
+    last_step_applied_ = scaler_.update(finite);
+    if (last_step_applied_) {
       clip_grad_norm(backend_, std::span<Tensor>(&flat_.grad, 1), cfg_.clip_grad_norm);
       backend_.sgd_update(flat_.value, flat_.grad, flat_.momentum, lr, cfg_.momentum,
                           flat_.decay ? cfg_.weight_decay : 0.0);
@@ -109,6 +114,10 @@ class TrainingRun {
 
   double last_lr() const { return last_lr_; }
   double loss_scale() const { return scaler_.scale(); }
+  // Whether the last step changed the backbone (false: fp16 overflow skipped it), and whether
+  // the loss scale can go no lower.
+  bool last_step_applied() const { return last_step_applied_; }
+  bool loss_scale_at_floor() const { return !scaler_.enabled() || scaler_.scale() <= 1.0; }
   std::int64_t epoch() const { return data_->position().epoch; }
   std::int64_t skipped_records() const { return data_->skipped_records(); }
 
@@ -147,13 +156,18 @@ class TrainingRun {
     if (comm_.rank() == 0) spdlog::info("checkpoint written: {}", info.path.string());
   }
 
-  void restore(const CheckpointInfo& info) {
+  // The part of a checkpoint this rank restores: the backbone and its own class rows.
+  CheckpointRequest checkpoint_request() const {
     const ShardLayout& layout = head_.layout();
-    const Checkpoint ckpt = read_checkpoint(
-        info.path, {cfg_.num_classes, cfg_.embedding_size, layout.class_start, layout.num_local});
-    const std::string origin = fmt::format("checkpoint '{}'", info.path.string());
-    check_same_network(parse_config(ckpt.state.config_toml, origin, {}), cfg_, origin);
-    load_backbone_state(model_, ckpt.parameters, ckpt.buffers, origin);
+    return {cfg_.num_classes, cfg_.embedding_size, layout.class_start, layout.num_local};
+  }
+
+  void restore(const ResumedCheckpoint& resumed) {
+    const Checkpoint& ckpt = resumed.checkpoint;
+    const CheckpointInfo& info = resumed.info;
+    check_checkpoint_fits_model(ckpt, model_, cfg_, info.path);
+    load_backbone_state(model_, ckpt.parameters, ckpt.buffers,
+                        fmt::format("checkpoint '{}'", info.path.string()));
     for (const NamedTensor& t : ckpt.momentum) {
       Parameter* p = model_.find_parameter(t.name);
       PFC_CHECK(p && p->momentum.defined(), "checkpoint {} has momentum for unknown '{}'",
@@ -173,10 +187,6 @@ class TrainingRun {
   Backbone& model() { return model_; }
 
  private:
-  static DType backbone_activations(const Config& cfg) {
-    return cfg.fp16 && cfg.device == "cuda" ? DType::f16 : DType::f32;
-  }
-
   static PartialFcOptions head_options(const Config& cfg) {
     PartialFcOptions o;
     o.num_classes = cfg.num_classes;
@@ -209,6 +219,7 @@ class TrainingRun {
   FlatParameters flat_;  // the backbone's trainable parameters are views into it
   std::int64_t step_ = 0;
   double last_lr_ = 0;
+  bool last_step_applied_ = true;
 };
 
 // Per-rank figures of one step, gathered to every rank through the comm.
@@ -219,7 +230,7 @@ struct RankFigures {
   std::int64_t skipped_records = 0;  // all ranks together
 };
 
-RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const MemorySnapshot& m,
+RankFigures gather_figures(Comm& comm, double step_time, const MemorySnapshot& m,
                            const MemoryPeaks& interval_peaks, std::int64_t skipped_records,
                            bool emulated) {
   // One f64 row per rank: step time, bytes in use, peak bytes, skipped records, then the peak
@@ -235,7 +246,7 @@ RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const
   for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
     out[kFixed + p] = static_cast<double>(interval_peaks[p]);
   // An emulated run is one process: its modelled peers would only repeat its row.
-  const Tensor all = emulated ? mine : all_gather_host(comm, backend, mine);
+  const Tensor all = emulated ? mine : comm.all_gather_host(mine);
   const std::int64_t w = all.dim(0);
   RankFigures f;
   for (std::int64_t r = 0; r < w; ++r) {
@@ -254,7 +265,8 @@ RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const
 
 }  // namespace
 
-TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line) {
+TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& backend,
+                 const std::string& command_line) {
   // An emulated run is one process playing some rank: it writes what rank 0 would.
   const bool emulated = cfg.emulate_world_size > 0;
   const bool leader = emulated || comm.rank() == 0;
@@ -262,6 +274,9 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   // that arrives while the run is being set up ends it after its first step, with a summary,
   // instead of killing it.
   install_stop_signal_handlers();
+  validate_for_world(cfg, comm.world_size());
+  const auto fault = injected_fault_from_environment();
+  check_fault_rank(fault, comm.world_size());
   // A missing or unreadable verification target stops the run before anything is written.
   VerificationCallback verification(cfg, comm, leader);
   const std::filesystem::path output(cfg.output);
@@ -269,35 +284,48 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   const std::string metrics_path = (output / "metrics.h5").string();
   if (leader) std::filesystem::create_directories(output);
   comm.barrier();
-
-  const RunStart start = decide_run_start(cfg);
   if (leader && !start.reason.empty()) spdlog::info("{}", start.reason);
-  const std::optional<CheckpointInfo>& resume_from = start.checkpoint;
   // A checkpoint of this output is not written again at the end. One from elsewhere is (even
   // after no step), which re-splits a checkpoint for another number of ranks.
   const bool own_checkpoint = start.kind == StartKind::continue_run;
 
   const RunInfo info = describe_run(cfg, comm, backend, command_line);
+  // metrics.h5 is opened once the run is set up (an out-of-memory set-up is recorded too): a
+  // continued run keeps its rows up to the step it continues from.
   std::optional<MetricsWriter> metrics;
-  if (leader)
-    metrics = own_checkpoint ? MetricsWriter::resume(metrics_path, cfg, info, resume_from->step)
-                             : MetricsWriter::create(metrics_path, cfg, info);
+  const auto open_metrics = [&](std::optional<std::int64_t> continued_step) {
+    if (!leader) return;
+    metrics = own_checkpoint && continued_step
+                  ? MetricsWriter::resume(metrics_path, cfg, info, *continued_step)
+                  : MetricsWriter::create(metrics_path, cfg, info);
+  };
 
   MemoryLedger& ledger = backend.allocator().ledger();
   std::unique_ptr<TrainingRun> run;
+  std::optional<std::int64_t> resumed_step;
   try {
     run = std::make_unique<TrainingRun>(cfg, comm, backend);
-    if (resume_from) {
-      run->restore(*resume_from);
-      if (leader) spdlog::info("resumed from {} at step {}", resume_from->path.string(), run->step());
+    if (!start.candidates.newest_first.empty()) {
+      const ResumedCheckpoint resumed =
+          read_first_readable(comm, start.candidates, run->checkpoint_request(), leader);
+      run->restore(resumed);
+      resumed_step = run->step();
+      if (leader)
+        spdlog::info("resumed from {} at step {}", resumed.info.path.string(), run->step());
+      // Checkpoints of this step and later ones may then replace what `latest` named.
+      if (leader && own_checkpoint && resumed.latest_outdated)
+        replace_file_atomically(ckpt_root / "latest", resumed.info.path.filename().string() +
+                                                          "\n");
     }
   } catch (const OutOfMemoryError& e) {
+    const auto& newest = start.candidates.newest_first;
+    open_metrics(newest.empty() ? std::nullopt : std::optional(newest.front().step));
     if (metrics)
       metrics->finish({"out_of_memory", e.what(), e.needed_bytes(), e.available_bytes()});
     throw;
   }
+  open_metrics(resumed_step);
 
-  const auto fault = injected_fault_from_environment();
   TrainerRun result;
   result.metrics_path = metrics_path;
   const std::int64_t global_batch = cfg.batch_size * comm.world_size();
@@ -309,13 +337,15 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   const auto run_start = Clock::now();
   const std::int64_t first_step = run->step();
   std::int64_t last_saved = own_checkpoint ? run->step() : -1;
+  DivergenceMonitor divergence(cfg.divergence_steps);
 
   try {
     while (run->step() < run->last_step()) {
       check_injected_fault(fault, comm.rank(), run->step() + 1);
       ledger.reset_peak();
       const auto step_start = Clock::now();
-      loss_sum += run->train_step();
+      const double loss = run->train_step();
+      loss_sum += loss;
       backend.synchronize();
       const double step_time = seconds_since(step_start);
       ++interval_steps;
@@ -325,9 +355,8 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
 
       const bool log_now = run->step() % cfg.frequent == 0 || run->step() == run->last_step();
       if (log_now) {
-        const RankFigures figures = gather_figures(comm, backend, step_time, snapshot,
-                                                   interval_peaks, run->skipped_records(),
-                                                   emulated);
+        const RankFigures figures = gather_figures(comm, step_time, snapshot, interval_peaks,
+                                                   run->skipped_records(), emulated);
         const double elapsed = seconds_since(interval_start);
         const double speed = static_cast<double>(interval_steps * global_batch) / elapsed;
         const double mean_loss = loss_sum / static_cast<double>(interval_steps);
@@ -365,17 +394,29 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
         verification.run(run->step(), run->model(), metrics ? &*metrics : nullptr);
         interval_start += Clock::now() - verification_start;  // not training time
       }
+      divergence.observe(run->step(), loss, run->last_step_applied(),
+                         run->loss_scale_at_floor());
       // A stop asked for during the last step finds the run done, not stopped.
       if (run->step() < run->last_step() && agree_to_stop(comm)) {
         result.stopped_by_signal = true;
         break;
       }
-      if (cfg.checkpoint_every > 0 && run->step() % cfg.checkpoint_every == 0) {
+      if (cfg.checkpoint_every > 0 && run->step() % cfg.checkpoint_every == 0 &&
+          divergence.healthy()) {
         run->save(ckpt_root);
         last_saved = run->step();
       }
     }
+    divergence.check_end(run->step());
     if (cfg.checkpoint_every >= 0 && run->step() != last_saved) run->save(ckpt_root);
+  } catch (const TrainingDiverged& e) {
+    if (metrics) metrics->finish({"diverged", e.what(), 0, 0});
+    throw;
+  } catch (const UnusableCheckpoint& e) {
+    // The weights went out of range before the loss did: diverged just the same.
+    const TrainingDiverged diverged(fmt::format("training diverged: {}", e.what()));
+    if (metrics) metrics->finish({"diverged", diverged.what(), 0, 0});
+    throw diverged;
   } catch (const OutOfMemoryError& e) {
     if (metrics) metrics->finish({"out_of_memory", e.what(), e.needed_bytes(), e.available_bytes()});
     throw;
@@ -389,6 +430,29 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   }
   result.steps_done = run->step();
   return result;
+}
+
+StepsMemory measure_steps(const Config& cfg, Comm& comm, Backend& backend, std::int64_t steps,
+                          const std::function<void(std::int64_t)>& on_step_end) {
+  MemoryLedger& ledger = backend.allocator().ledger();
+  ledger.reset_peak();
+  TrainingRun run(cfg, comm, backend);
+  const MemorySnapshot setup = ledger.snapshot();
+  StepsMemory m;
+  m.setup_peaks = setup.peak_by_purpose;
+  m.setup_peak = setup.total_peak;
+  if (on_step_end) on_step_end(0);
+  for (std::int64_t n = 1; n <= steps; ++n) {
+    ledger.reset_peak();
+    run.train_step();
+    backend.synchronize();
+    const MemorySnapshot s = ledger.snapshot();
+    for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
+      m.step_peaks[p] = std::max(m.step_peaks[p], s.peak_by_purpose[p]);
+    m.step_peak = std::max(m.step_peak, s.total_peak);
+    if (on_step_end) on_step_end(n);
+  }
+  return m;
 }
 
 }  // namespace pfc

@@ -33,13 +33,6 @@ double relative_l2(const Tensor& ours, const Tensor& reference) {
   return std::sqrt(diff / norm);
 }
 
-Tensor as_f32(Backend& backend, const Tensor& t) {
-  if (t.dtype() == DType::f32) return backend.to_host(t);
-  Tensor f32 = backend.empty(t.shape(), DType::f32, MemoryPurpose::workspace);
-  backend.cast(t, f32);
-  return backend.to_host(f32);
-}
-
 struct GoldenRun {
   double error = 0;      // L2 relative error of our eval embeddings against arcface_torch's
   double tolerance = 0;  // the golden rule for this activation type
@@ -61,7 +54,7 @@ GoldenRun run_golden(const std::string& group, DType activations) {
     model.import_parameter(name, file.parameter(group, name));
   const Tensor images = nchw_to_nhwc(file.input(group));
   model.forward(images, ForwardMode::training);
-  const Tensor ours = as_f32(backend, model.forward(images, ForwardMode::inference));
+  const Tensor ours = backend.to_host(model.forward(images, ForwardMode::inference));
   const auto reference = file.reference(group, "arcface_sr1", "eval_embeddings");
   EXPECT_TRUE(reference.has_value()) << group << " has no eval_embeddings";
   if (!reference) return {};

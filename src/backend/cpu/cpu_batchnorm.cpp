@@ -2,12 +2,11 @@
 // viewed per channel). Statistics accumulate in double; parameters and statistics are f32
 // or, in an f64 run and the f64 gradient checks, the activation type.
 #include <cmath>
-#include <initializer_list>
-#include <utility>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 
 namespace pfc {
 namespace {
@@ -109,26 +108,6 @@ void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x,
   }
 }
 
-using Operand = std::pair<const Tensor*, const char*>;
-
-// Host operands: `like_x` of x's shape and type, `vectors` [channels] of the type of the
-// first of them (gamma). x is [rows, channels], checked by the caller.
-void check_norm_operands(const Tensor& x, std::initializer_list<Operand> like_x,
-                         std::initializer_list<Operand> vectors, const char* op) {
-  for (const auto& [t, name] : like_x) {
-    cpu::check_host(*t, op, name);
-    check_shape(*t, x.shape(), op, name);
-    check_dtype(*t, x.dtype(), op, name);
-  }
-  const Shape per_channel{x.dim(1)};
-  const DType type = vectors.begin()->first->dtype();
-  for (const auto& [t, name] : vectors) {
-    cpu::check_host(*t, op, name);
-    check_shape(*t, per_channel, op, name);
-    check_dtype(*t, type, op, name);
-  }
-}
-
 // Calls f(T{}, P{}) with x's activation type T and gamma's parameter type P.
 template <class F>
 void dispatch_types(const Tensor& x, const Tensor& gamma, const char* op, F&& f) {
@@ -144,16 +123,8 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
                                          double eps, Tensor& y, Tensor& saved_mean,
                                          Tensor& saved_invstd) {
   const char* op = "batchnorm_forward_train";
-  cpu::check_host(x, op, "x");
-  cpu::check_rank(x, 2, op, "x");
-  const std::int64_t rows = x.dim(0), channels = x.dim(1);
-  PFC_CHECK(rows > 1, "{}: x {} has {} rows; the unbiased variance needs at least 2", op,
-            x.describe(), rows);
-  check_norm_operands(x, {{&y, "y"}},
-                      {{&gamma, "gamma"}, {&beta, "beta"}, {&running_mean, "running_mean"},
-                       {&running_var, "running_var"}, {&saved_mean, "saved_mean"},
-                       {&saved_invstd, "saved_invstd"}},
-                      op);
+  const auto [rows, channels] = operand_check::batchnorm_forward_train(
+      rules_, x, gamma, beta, running_mean, running_var, y, saved_mean, saved_invstd);
   dispatch_types(x, gamma, op, [&](auto xt, auto pt) {
     using T = decltype(xt);
     using P = decltype(pt);
@@ -167,13 +138,8 @@ void CpuBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamm
                                              const Tensor& beta, const Tensor& running_mean,
                                              const Tensor& running_var, double eps, Tensor& y) {
   const char* op = "batchnorm_forward_inference";
-  cpu::check_host(x, op, "x");
-  cpu::check_rank(x, 2, op, "x");
-  const std::int64_t rows = x.dim(0), channels = x.dim(1);
-  check_norm_operands(x, {{&y, "y"}},
-                      {{&gamma, "gamma"}, {&beta, "beta"}, {&running_mean, "running_mean"},
-                       {&running_var, "running_var"}},
-                      op);
+  const auto [rows, channels] = operand_check::batchnorm_forward_inference(
+      rules_, x, gamma, beta, running_mean, running_var, y);
   dispatch_types(x, gamma, op, [&](auto xt, auto pt) {
     using T = decltype(xt);
     using P = decltype(pt);
@@ -186,13 +152,8 @@ void CpuBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Ten
                                     const Tensor& saved_mean, const Tensor& saved_invstd,
                                     Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   const char* op = "batchnorm_backward";
-  cpu::check_host(x, op, "x");
-  cpu::check_rank(x, 2, op, "x");
-  const std::int64_t rows = x.dim(0), channels = x.dim(1);
-  check_norm_operands(x, {{&dy, "dy"}, {&dx, "dx"}},
-                      {{&gamma, "gamma"}, {&saved_mean, "saved_mean"},
-                       {&saved_invstd, "saved_invstd"}, {&dgamma, "dgamma"}, {&dbeta, "dbeta"}},
-                      op);
+  const auto [rows, channels] = operand_check::batchnorm_backward(
+      rules_, dy, x, gamma, saved_mean, saved_invstd, dx, dgamma, dbeta);
   dispatch_types(x, gamma, op, [&](auto xt, auto pt) {
     using T = decltype(xt);
     using P = decltype(pt);

@@ -1,5 +1,6 @@
 // What the CPU backend's kernels share: choosing the element type (f32 or f64) of a call,
-// checking that operands live on the host, and cblas GEMM typed by element.
+// checking index values, and cblas GEMM typed by element. Operand shapes, types and places are
+// checked before, by backend/operand_checks.h.
 #pragma once
 
 #include <cblas.h>
@@ -35,17 +36,6 @@ decltype(auto) dispatch_param(DType t, const char* op, const char* operand, F&& 
   return f(T{});
 }
 
-inline void check_host(const Tensor& t, const char* op, const char* operand) {
-  PFC_CHECK(t.defined(), "{}: {} is an undefined tensor", op, operand);
-  PFC_CHECK(t.device() == DeviceKind::cpu, "{}: {} {} is not a host tensor", op, operand,
-            t.describe());
-}
-
-inline void check_rank(const Tensor& t, std::size_t rank, const char* op, const char* operand) {
-  PFC_CHECK(t.rank() == rank, "{}: {} has shape {}, expected rank {}", op, operand,
-            shape_string(t.shape()), rank);
-}
-
 // Row-major C = alpha * op(A) * op(B) + beta * C with C [m, n] and op(A) [m, k].
 inline void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                       const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
@@ -63,12 +53,9 @@ inline void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int
               static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
-// Rows of an index tensor (i64 [n]) checked against the number of rows they address.
+// The entries of an index tensor (i64 [n], checked) against the number of rows they address.
 inline const std::int64_t* checked_indices(const Tensor& index, std::int64_t limit,
                                            const char* op) {
-  check_host(index, op, "index");
-  check_dtype(index, DType::i64, op, "index");
-  check_rank(index, 1, op, "index");
   const std::int64_t* idx = index.data<std::int64_t>();
   for (std::int64_t i = 0; i < index.numel(); ++i)
     PFC_CHECK(idx[i] >= 0 && idx[i] < limit, "{}: index[{}] = {} is outside [0, {})", op, i, idx[i],

@@ -4,6 +4,7 @@
 // the sampled class centres of a PartialFC shard.
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 
 namespace pfc {
 namespace {
@@ -17,21 +18,12 @@ void update(std::int64_t n, T* w, const T* g, T* m, T lr, T mu, T wd) {
   }
 }
 
-void check_like(const Tensor& t, const Tensor& ref, const char* op, const char* name) {
-  cpu::check_host(t, op, name);
-  check_shape(t, ref.shape(), op, name);
-  check_dtype(t, ref.dtype(), op, name);
-}
-
 }  // namespace
 
 void CpuBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                             double weight_decay) {
-  const char* op = "sgd_update";
-  cpu::check_host(w, op, "w");
-  check_like(g, w, op, "g");
-  check_like(m, w, op, "m");
-  cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
+  operand_check::sgd_update(rules_, w, g, m);
+  cpu::dispatch_float(w.dtype(), "sgd_update", "w", [&](auto tag) {
     using T = decltype(tag);
     update(w.numel(), w.data<T>(), g.data<T>(), m.data<T>(), static_cast<T>(lr),
            static_cast<T>(momentum), static_cast<T>(weight_decay));
@@ -41,12 +33,7 @@ void CpuBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, do
 void CpuBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
                                  double lr, double momentum, double weight_decay) {
   const char* op = "sgd_update_rows";
-  cpu::check_host(w, op, "w");
-  cpu::check_rank(w, 2, op, "w");
-  check_like(m, w, op, "m");
-  cpu::check_host(g, op, "g");
-  check_shape(g, {index.numel(), w.dim(1)}, op, "g");
-  check_dtype(g, w.dtype(), op, "g");
+  operand_check::sgd_update_rows(rules_, w, m, index, g);
   const std::int64_t* idx = cpu::checked_indices(index, w.dim(0), op);
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
