@@ -16,8 +16,8 @@ class Conv2d {
          std::int64_t out_channels, std::int64_t kernel, std::int64_t stride, std::int64_t pad,
          std::int64_t groups = 1);
 
-  // x [batch, h, w, in]; keeps x for backward.
-  Tensor forward(const Tensor& x);
+  // x [batch, h, w, in]; a training forward keeps x for backward.
+  Tensor forward(const Tensor& x, ForwardMode mode);
   // Writes weight.grad; returns dx unless `need_input_grad` is false (the stem's image input).
   Tensor backward(const Tensor& dy, bool need_input_grad = true);
   void release();

@@ -11,9 +11,9 @@ ConvBlock::ConvBlock(const ModelContext& ctx, const std::string& name, const Con
     prelu_ = std::make_unique<PRelu>(ctx, name + ".layers.2", shape.out_channels);
 }
 
-Tensor ConvBlock::forward(const Tensor& x) {
-  Tensor y = bn_.forward(conv_.forward(x));
-  return prelu_ ? prelu_->forward(y) : y;
+Tensor ConvBlock::forward(const Tensor& x, ForwardMode mode) {
+  Tensor y = bn_.forward(conv_.forward(x, mode), mode);
+  return prelu_ ? prelu_->forward(y, mode) : y;
 }
 
 Tensor ConvBlock::backward(const Tensor& dy, bool need_input_grad) {

@@ -28,7 +28,8 @@ class ConvBlock {
   ConvBlock(const ModelContext& ctx, const std::string& name, const ConvShape& shape,
             Activation activation);
 
-  Tensor forward(const Tensor& x);
+  // A training forward keeps what backward needs; an inference one keeps nothing.
+  Tensor forward(const Tensor& x, ForwardMode mode);
   // Returns dx unless `need_input_grad` is false (the stem's image input).
   Tensor backward(const Tensor& dy, bool need_input_grad = true);
   void release();

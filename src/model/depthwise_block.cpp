@@ -29,8 +29,8 @@ DepthWise::DepthWise(const ModelContext& ctx, const std::string& name,
       depthwise_(ctx, name + ".layers.1", depthwise(shape), ConvBlock::Activation::prelu),
       project_(ctx, name + ".layers.2", project(shape), ConvBlock::Activation::none) {}
 
-Tensor DepthWise::forward(const Tensor& x) {
-  Tensor y = project_.forward(depthwise_.forward(expand_.forward(x)));
+Tensor DepthWise::forward(const Tensor& x, ForwardMode mode) {
+  Tensor y = project_.forward(depthwise_.forward(expand_.forward(x, mode), mode), mode);
   if (residual_) ctx_.backend->add(y, x, y);
   return y;
 }

@@ -23,7 +23,7 @@ class DepthWise {
  public:
   DepthWise(const ModelContext& ctx, const std::string& name, const DepthWiseShape& shape);
 
-  Tensor forward(const Tensor& x);
+  Tensor forward(const Tensor& x, ForwardMode mode);
   Tensor backward(const Tensor& dy);
   void release();
   void collect(std::vector<Parameter*>& parameters, std::vector<Buffer*>& buffers);

@@ -11,11 +11,11 @@ GdcHead::GdcHead(const ModelContext& ctx, const std::string& name, std::int64_t 
       linear_(ctx, name + ".layers.2", channels, 1, 1, embedding_size, /*with_bias=*/false),
       bn_(ctx, name + ".layers.3", embedding_size) {}
 
-Tensor GdcHead::forward(const Tensor& x) {
+Tensor GdcHead::forward(const Tensor& x, ForwardMode mode) {
   PFC_CHECK(x.rank() == 4 && x.dim(1) == kMapSize && x.dim(2) == kMapSize && x.dim(3) == channels_,
             "{}: input {} is not [n, {}, {}, {}] (the GDC is a {}x{} convolution)", name_,
             x.describe(), kMapSize, kMapSize, channels_, kMapSize, kMapSize);
-  return bn_.forward(linear_.forward(gdc_.forward(x)));
+  return bn_.forward(linear_.forward(gdc_.forward(x, mode), mode), mode);
 }
 
 Tensor GdcHead::backward(const Tensor& dy) {

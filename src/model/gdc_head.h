@@ -23,7 +23,7 @@ class GdcHead {
           std::int64_t embedding_size);
 
   // x [n, 7, 7, channels] -> embeddings [n, embedding_size].
-  Tensor forward(const Tensor& x);
+  Tensor forward(const Tensor& x, ForwardMode mode);
   Tensor backward(const Tensor& dy);
   void release();
   void collect(std::vector<Parameter*>& parameters, std::vector<Buffer*>& buffers);

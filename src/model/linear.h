@@ -20,7 +20,7 @@ class FlattenLinear {
                 bool with_bias = true);
 
   // x [n, h, w, c] of the activation dtype -> y [n, out] of the head dtype.
-  Tensor forward(const Tensor& x);
+  Tensor forward(const Tensor& x, ForwardMode mode);
   // dy [n, out] as forward's y -> dx [n, h, w, c] of the activation dtype.
   Tensor backward(const Tensor& dy);
   void release() { saved_input_ = Tensor(); }

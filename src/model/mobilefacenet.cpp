@@ -1,5 +1,8 @@
 #include "model/mobilefacenet.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -86,17 +89,17 @@ MobileFaceNet::MobileFaceNet(Backend& backend, const MobileFaceNetOptions& optio
   features_.collect(parameters_, buffers_);
 }
 
-Tensor MobileFaceNet::forward(const Tensor& images) {
+Tensor MobileFaceNet::forward(const Tensor& images, ForwardMode mode) {
   PFC_CHECK(images.rank() == 4 && images.dim(1) == options_.image_size &&
                 images.dim(2) == options_.image_size && images.dim(3) == 3,
             "mbf: images {} are not [n, {}, {}, 3]", images.describe(), options_.image_size,
             options_.image_size);
   Backend& be = *ctx_.backend;
-  Tensor x = stem_.forward(in_dtype(be, images, ctx_.activation_dtype));
-  if (grouped_) x = grouped_->forward(x);
-  for (auto& unit : units_) x = unit->forward(x);
+  Tensor x = stem_.forward(in_dtype(be, images, ctx_.activation_dtype), mode);
+  if (grouped_) x = grouped_->forward(x, mode);
+  for (auto& unit : units_) x = unit->forward(x, mode);
   x = in_dtype(be, x, head_ctx_.activation_dtype);
-  return features_.forward(conv_sep_.forward(x));
+  return features_.forward(conv_sep_.forward(x, mode), mode);
 }
 
 void MobileFaceNet::backward(const Tensor& embeddings_grad) {
@@ -148,9 +151,10 @@ void MobileFaceNet::initialize(std::uint64_t seed) {
   refresh_working_copies();
 }
 
-void MobileFaceNet::refresh_working_copies() {
-  for (Parameter* p : parameters_)
-    if (p->working.defined()) ctx_.backend->cast(p->value, p->working);
+std::string MobileFaceNet::describe() const {
+  return fmt::format("MobileFaceNet blocks [{}], scale {}, embedding {}, {}x{} images",
+                     fmt::join(options_.blocks, ", "), options_.scale, options_.embedding_size,
+                     options_.image_size, options_.image_size);
 }
 
 }  // namespace pfc

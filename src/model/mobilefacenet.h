@@ -10,7 +10,8 @@
 //                                                                BatchNorm1d)
 // As in arcface_torch, conv_sep and features compute in f32 even in fp16 mode (outside its
 // autocast). The GDC needs the 7x7 map that four stride-2 stages leave of 112x112 images.
-// Parameters and buffers carry PyTorch's state_dict names.
+// Parameters and buffers carry PyTorch's state_dict names. It is a Backbone: the trainer,
+// checkpoints, verification, embedding and export take it as they take an iresnet.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "model/backbone.h"
 #include "model/conv_block.h"
 #include "model/depthwise_block.h"
 #include "model/gdc_head.h"
@@ -34,29 +36,30 @@ struct MobileFaceNetOptions {
   DType activations = DType::f32;
 };
 
-class MobileFaceNet {
+class MobileFaceNet final : public Backbone {
  public:
   static constexpr std::int64_t kImageSize = 112;
 
   MobileFaceNet(Backend& backend, const MobileFaceNetOptions& options);
 
-  // images: [n, 112, 112, 3] on the backend's device, f32 or f16. Keeps what backward needs.
-  Tensor forward(const Tensor& images);
-  // Fills every parameter's grad from d loss / d embeddings [n, emb] f32 (or f64), and frees
-  // the saved activations.
-  void backward(const Tensor& embeddings_grad);
-  // The network in inference mode, from normalised images [n, 3, 112, 112] to the embeddings.
-  GraphValue trace(InferenceGraph& graph, GraphValue images) const;
+  // images: [n, 112, 112, 3] on the backend's device, f32, f16 or f64.
+  Tensor forward(const Tensor& images, ForwardMode mode) override;
+  void backward(const Tensor& embeddings_grad) override;
+  GraphValue trace(InferenceGraph& graph, GraphValue images) const override;
 
   // arcface_torch's initialisation, drawn from the counter RNG keyed by (seed, name):
   // convolutions and the linear layer N(0, sqrt(2 / fan_out)) (kaiming_normal_, fan_out,
   // relu), batch-norm scale 1 and shift 0, PReLU 0.25.
-  void initialize(std::uint64_t seed);
-  // Working copies := masters (after every optimiser step in fp16 mode).
-  void refresh_working_copies();
+  void initialize(std::uint64_t seed) override;
 
-  const std::vector<Parameter*>& parameters() const { return parameters_; }
-  const std::vector<Buffer*>& buffers() const { return buffers_; }
+  std::string describe() const override;
+  DType master_dtype() const override { return ctx_.master_dtype(); }
+  std::int64_t image_size() const override { return options_.image_size; }
+  std::int64_t embedding_size() const override { return options_.embedding_size; }
+  Backend& backend() const override { return *ctx_.backend; }
+  const std::vector<Parameter*>& parameters() const override { return parameters_; }
+  const std::vector<Buffer*>& buffers() const override { return buffers_; }
+
   const MobileFaceNetOptions& options() const { return options_; }
 
  private:

@@ -27,8 +27,9 @@ TEST_P(GpuMobileFaceNet, TrainingPassMatchesCpu) {
 
   const Tensor images = random_host({4, 112, 112, 3}, -1.0, 1.0, 12);
   const Tensor embeddings_grad = random_host({4, 512}, -0.01, 0.01, 13);
-  const Tensor cpu_embeddings = on_cpu.forward(images);
-  const Tensor gpu_embeddings = on_gpu.forward(to_device(images, DType::f32));
+  const Tensor cpu_embeddings = on_cpu.forward(images, ForwardMode::training);
+  const Tensor gpu_embeddings =
+      on_gpu.forward(to_device(images, DType::f32), ForwardMode::training);
   EXPECT_EQ(gpu_embeddings.dtype(), DType::f32) << "the GDC head computes in f32";
   expect_close(to_host_f32(gpu_embeddings), cpu_embeddings, tol, "embeddings");
 

@@ -5,6 +5,8 @@ pfc_mpi_test(partial_fc_golden_test mpi/partial_fc_golden_test.cpp RANKS 1 2 3 4
 pfc_mpi_test(checkpoint_roundtrip_test mpi/checkpoint_roundtrip_test.cpp RANKS 1 2 3)
 pfc_mpi_test(checkpoint_recovery_test mpi/checkpoint_recovery_test.cpp RANKS 1 2 3)
 pfc_mpi_test(checkpoint_on_stop_test mpi/checkpoint_on_stop_test.cpp RANKS 1 2 3)
+pfc_mpi_test(open_backbone_test mpi/open_backbone_test.cpp RANKS 1 2)
+pfc_mpi_test(verify_on_ranks_test mpi/verify_on_ranks_test.cpp RANKS 1 2 3)
 pfc_mpi_test(plan_memory_test mpi/plan_memory_test.cpp RANKS 1 2 3)
 pfc_mpi_test(checkpoint_damage_test mpi/checkpoint_damage_test.cpp RANKS 1 2 3)
 pfc_mpi_test(collective_watchdog_test mpi/collective_watchdog_test.cpp RANKS 2 3)

@@ -61,7 +61,7 @@ std::ptrdiff_t offset_in(const Tensor& t, const Tensor& flat) {
 
 // One forward and backward on fixed inputs, filling every parameter's grad.
 void backward_once(IResNet& model, Backend& be) {
-  const Tensor embeddings = model.forward(images(3, 16));
+  const Tensor embeddings = model.forward(images(3, 16), ForwardMode::training);
   Tensor grad = be.empty(embeddings.shape(), embeddings.dtype(), MemoryPurpose::gradients);
   for (std::int64_t i = 0; i < grad.numel(); ++i) {
     const double v = golden_fill_value(fnv1a64("dE"), static_cast<std::uint64_t>(i), 0, 1);
@@ -242,7 +242,7 @@ TEST(FlatParameters, BackwardThroughTheViewsGivesTheSameGradients) {
 }
 
 // Three steps of one flat update and one flat refresh against the per-tensor loop and
-// IResNet::refresh_working_copies on a twin model; f32 (no working copies), f16 (f16 copies)
+// Backbone::refresh_working_copies on a twin model; f32 (no working copies), f16 (f16 copies)
 // and f64 (f64 masters).
 TEST(FlatParameters, OneUpdateAndOneRefreshEqualThePerTensorForms) {
   for (DType activations : {DType::f32, DType::f16, DType::f64}) {

@@ -39,13 +39,13 @@ class MobileFaceNetBlocks : public ::testing::Test {
         inputs,
         [&](const std::vector<Tensor>& in) {
           load(in);
-          const Tensor y = block.forward(in[0]);
+          const Tensor y = block.forward(in[0], ForwardMode::training);
           block.release();
           return std::vector<Tensor>{y};
         },
         [&](const std::vector<Tensor>& in, const std::vector<Tensor>& dout) {
           load(in);
-          block.forward(in[0]);
+          block.forward(in[0], ForwardMode::training);
           std::vector<Tensor> grads{block.backward(dout[0])};
           for (const Parameter* p : parameters) grads.push_back(p->grad);
           return grads;

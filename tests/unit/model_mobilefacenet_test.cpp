@@ -128,7 +128,7 @@ TEST(MobileFaceNet, TrainingPassFillsEveryGradient) {
   MobileFaceNet model(backend, {});
   model.initialize(1);
   const Tensor images = test::random_uniform({2, 112, 112, 3}, DType::f32, 2);
-  const Tensor embeddings = model.forward(images);
+  const Tensor embeddings = model.forward(images, ForwardMode::training);
   ASSERT_EQ(embeddings.shape(), (Shape{2, 512}));
   ASSERT_EQ(embeddings.dtype(), DType::f32);
   model.backward(test::random_uniform(embeddings.shape(), DType::f32, 3));
