@@ -10,12 +10,6 @@ namespace pfc {
 
 namespace {
 
-ModelContext make_context(Backend& backend, DType activations) {
-  PFC_CHECK(activations == DType::f16 || activations == DType::f32 || activations == DType::f64,
-            "iresnet activations must be f16, f32 or f64, got {}", dtype_name(activations));
-  return ModelContext{&backend, activations};
-}
-
 void check_options(const IResNetOptions& o) {
   PFC_CHECK(o.layers.size() == 4 && o.widths.size() == 4,
             "iresnet needs 4 stages, got {} depths and {} widths", o.layers.size(),
@@ -34,7 +28,7 @@ double counter_normal(std::uint64_t key, std::uint64_t index) {
 }  // namespace
 
 IResNet::IResNet(Backend& backend, const IResNetOptions& options)
-    : ctx_(make_context(backend, options.activations)),
+    : ctx_(network_context(backend, options.activations, "iresnet")),
       options_((check_options(options), options)),
       conv1_(ctx_, "conv1", 3, options.widths[0], 3, 1, 1),
       bn1_(ctx_, "bn1", options.widths[0]),

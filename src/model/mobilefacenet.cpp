@@ -12,12 +12,6 @@ namespace pfc {
 
 namespace {
 
-ModelContext make_context(Backend& backend, DType activations) {
-  PFC_CHECK(activations == DType::f16 || activations == DType::f32 || activations == DType::f64,
-            "mbf activations must be f16, f32 or f64, got {}", dtype_name(activations));
-  return ModelContext{&backend, activations};
-}
-
 const MobileFaceNetOptions& checked(const MobileFaceNetOptions& o) {
   PFC_CHECK(o.blocks.size() == 4 &&
                 std::all_of(o.blocks.begin(), o.blocks.end(), [](auto b) { return b >= 1; }),
@@ -48,7 +42,7 @@ constexpr std::int64_t kHeadChannels = 512;
 }  // namespace
 
 MobileFaceNet::MobileFaceNet(Backend& backend, const MobileFaceNetOptions& options)
-    : ctx_(make_context(backend, options.activations)),
+    : ctx_(network_context(backend, options.activations, "mbf")),
       head_ctx_{&backend, ctx_.head_dtype()},
       options_(checked(options)),
       stem_(ctx_, "layers.0", {3, 64 * options.scale, 3, 2, 1, 1}, ConvBlock::Activation::prelu),
@@ -152,7 +146,7 @@ void MobileFaceNet::initialize(std::uint64_t seed) {
 }
 
 std::string MobileFaceNet::describe() const {
-  return fmt::format("MobileFaceNet blocks [{}], scale {}, embedding {}, {}x{} images",
+  return fmt::format("MobileFaceNet [{}], scale {}, embedding {}, {}x{} images",
                      fmt::join(options_.blocks, ", "), options_.scale, options_.embedding_size,
                      options_.image_size, options_.image_size);
 }

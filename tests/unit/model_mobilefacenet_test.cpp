@@ -109,6 +109,29 @@ TEST(MobileFaceNet, MasterAndHeadTypes) {
   }
 }
 
+// get_mbf_large: blocks (2, 8, 12, 4), scale 4. layers.1 is then a Residual stage (of two
+// DepthWise units 256 -> 128 -> 256) instead of the 64-group ConvBlock.
+TEST(MobileFaceNet, LargeHasAResidualFirstStageAndFourfoldChannels) {
+  CpuBackend backend;
+  MobileFaceNetOptions options;
+  options.blocks = {2, 8, 12, 4};
+  options.scale = 4;
+  MobileFaceNet model(backend, options);
+  std::map<std::string, Shape> shapes;
+  for (const Parameter* p : model.parameters()) shapes[p->name] = p->torch_shape;
+  EXPECT_EQ(shapes["layers.0.layers.0.weight"], (Shape{256, 3, 3, 3}));
+  EXPECT_EQ(shapes.count("layers.1.layers.0.weight"), 0u);
+  EXPECT_EQ(shapes["layers.1.layers.1.layers.0.layers.0.weight"], (Shape{128, 256, 1, 1}));
+  EXPECT_EQ(shapes["layers.1.layers.1.layers.1.layers.0.weight"], (Shape{128, 1, 3, 3}));
+  EXPECT_EQ(shapes["layers.4.layers.2.layers.0.weight"], (Shape{512, 256, 1, 1}));
+  EXPECT_EQ(shapes.count("layers.7.layers.3.layers.2.layers.0.weight"), 1u);
+  EXPECT_EQ(shapes.count("layers.7.layers.4.layers.0.layers.0.weight"), 0u);
+  EXPECT_EQ(shapes["conv_sep.layers.0.weight"], (Shape{512, 512, 1, 1}));
+  // Every unit: 3 convolutions, 3 batch-norms of 2 tensors, 2 PReLUs: 11 tensors; 2 + 1 + 8 +
+  // 1 + 12 + 1 + 4 units, the stem, conv_sep (4 each) and the head (1 + 2 + 1 + 2).
+  EXPECT_EQ(model.parameters().size(), 11u * 29 + 4 + 4 + 6);
+}
+
 TEST(MobileFaceNet, RefusesImagesOtherThan112) {
   CpuBackend backend;
   MobileFaceNetOptions options;
