@@ -5,21 +5,12 @@
 #include "backend/cpu/cpu_kernel_support.h"
 
 namespace pfc {
-namespace {
-
-void check_like(const Tensor& t, const Tensor& ref, const char* op, const char* name) {
-  cpu::check_host(t, op, name);
-  check_shape(t, ref.shape(), op, name);
-  check_dtype(t, ref.dtype(), op, name);
-}
-
-}  // namespace
 
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
   const char* op = "add";
   cpu::check_host(a, op, "a");
-  check_like(b, a, op, "b");
-  check_like(y, a, op, "y");
+  cpu::check_like(b, a, op, "b");
+  cpu::check_like(y, a, op, "y");
   cpu::dispatch_float(a.dtype(), op, "a", [&](auto tag) {
     using T = decltype(tag);
     const T* pa = a.data<T>();
@@ -32,7 +23,7 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
 void CpuBackend::axpy(double alpha, const Tensor& x, Tensor& y) {
   const char* op = "axpy";
   cpu::check_host(x, op, "x");
-  check_like(y, x, op, "y");
+  cpu::check_like(y, x, op, "y");
   cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();

@@ -41,6 +41,13 @@ inline void check_host(const Tensor& t, const char* op, const char* operand) {
             t.describe());
 }
 
+// t is a host tensor of ref's shape and dtype.
+inline void check_like(const Tensor& t, const Tensor& ref, const char* op, const char* operand) {
+  check_host(t, op, operand);
+  check_shape(t, ref.shape(), op, operand);
+  check_dtype(t, ref.dtype(), op, operand);
+}
+
 inline void check_rank(const Tensor& t, std::size_t rank, const char* op, const char* operand) {
   PFC_CHECK(t.rank() == rank, "{}: {} has shape {}, expected rank {}", op, operand,
             shape_string(t.shape()), rank);

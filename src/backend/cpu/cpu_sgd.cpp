@@ -17,20 +17,14 @@ void update(std::int64_t n, T* w, const T* g, T* m, T lr, T mu, T wd) {
   }
 }
 
-void check_like(const Tensor& t, const Tensor& ref, const char* op, const char* name) {
-  cpu::check_host(t, op, name);
-  check_shape(t, ref.shape(), op, name);
-  check_dtype(t, ref.dtype(), op, name);
-}
-
 }  // namespace
 
 void CpuBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                             double weight_decay) {
   const char* op = "sgd_update";
   cpu::check_host(w, op, "w");
-  check_like(g, w, op, "g");
-  check_like(m, w, op, "m");
+  cpu::check_like(g, w, op, "g");
+  cpu::check_like(m, w, op, "m");
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
     update(w.numel(), w.data<T>(), g.data<T>(), m.data<T>(), static_cast<T>(lr),
@@ -43,7 +37,7 @@ void CpuBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, cons
   const char* op = "sgd_update_rows";
   cpu::check_host(w, op, "w");
   cpu::check_rank(w, 2, op, "w");
-  check_like(m, w, op, "m");
+  cpu::check_like(m, w, op, "m");
   cpu::check_host(g, op, "g");
   check_shape(g, {index.numel(), w.dim(1)}, op, "g");
   check_dtype(g, w.dtype(), op, "g");

@@ -1,10 +1,13 @@
 // CudaBackend's compute primitives: operand checks, then cuDNN, cuBLAS or one of our kernel
 // launchers on the backend's stream. Semantics are backend.h's, shared with the CPU backend.
 #include <cstring>
+#include <utility>
 
+#include "backend/cuda/adamw_kernels.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_backend_state.h"
 #include "backend/cuda/elementwise_kernels.h"
+#include "backend/cuda/interclass_filter_kernels.h"
 #include "backend/cuda/margin_softmax_kernels.h"
 #include "backend/cuda/norm_kernels.h"
 #include "backend/cuda/reduction_kernels.h"
@@ -377,6 +380,34 @@ void CudaBackend::softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
                             kSoftmaxLabelOutOfRange, r_->stream);
 }
 
+void CudaBackend::interclass_filter(Tensor& cos, const Tensor& local_label, double threshold,
+                                    Tensor& keep) {
+  constexpr const char* op = "interclass_filter";
+  require_device(cos, op, "cos");
+  PFC_CHECK(cos.rank() == 2, "{}: cos {} must be [batch, classes]", op, cos.describe());
+  const std::int64_t batch = cos.dim(0), classes = cos.dim(1);
+  require_launchable_rows(batch, op);
+  require_index(local_label, batch, op);
+  require_device(keep, op, "keep");
+  check_dtype(keep, DType::u8, op, "keep");
+  check_shape(keep, cos.shape(), op, "keep");
+  cuda::launch_interclass_filter(cos.raw(), cos.dtype(), batch, classes,
+                                 local_label.data<std::int64_t>(), threshold,
+                                 keep.data<std::uint8_t>(), error_flag(), kFilterLabelOutOfRange,
+                                 r_->stream);
+}
+
+void CudaBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
+  constexpr const char* op = "interclass_filter_backward";
+  require_device(grad, op, "grad");
+  PFC_CHECK(grad.rank() == 2, "{}: grad {} must be [batch, classes]", op, grad.describe());
+  require_device(keep, op, "keep");
+  check_dtype(keep, DType::u8, op, "keep");
+  check_shape(keep, grad.shape(), op, "keep");
+  cuda::launch_interclass_filter_backward(grad.raw(), grad.dtype(), grad.numel(),
+                                          keep.data<std::uint8_t>(), r_->stream);
+}
+
 // ---- optimiser ------------------------------------------------------------------------------
 
 void CudaBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
@@ -410,6 +441,53 @@ void CudaBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, con
                                index.data<std::int64_t>(), g.raw(), g.dtype(), g.dim(0),
                                {lr, momentum, weight_decay}, error_flag(), kSgdRowIndexOutOfRange,
                                r_->stream);
+}
+
+namespace {
+
+// w, m and v alike, on the device, f32 or f64; g like w, or f16 beside f32 masters.
+void require_adamw_operands(const Tensor& w, const Tensor& m, const Tensor& v, const Tensor& g,
+                            const char* op) {
+  require_device(w, op, "w");
+  PFC_CHECK(w.dtype() == DType::f32 || w.dtype() == DType::f64, "{}: w is {}, expected f32 or f64",
+            op, dtype_name(w.dtype()));
+  for (const auto& [t, name] : {std::pair{&m, "m"}, std::pair{&v, "v"}}) {
+    require_device(*t, op, name);
+    check_dtype(*t, w.dtype(), op, name);
+    check_shape(*t, w.shape(), op, name);
+  }
+  require_device(g, op, "g");
+}
+
+cuda::AdamWConstants adamw_constants(const AdamWParams& p, const char* op) {
+  const AdamWFactors f = adamw_factors(p, op);
+  return {f.decay, p.beta1, p.beta2, p.eps, f.step_size, f.bias2_sqrt};
+}
+
+}  // namespace
+
+void CudaBackend::adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
+                               const AdamWParams& p) {
+  constexpr const char* op = "adamw_update";
+  const cuda::AdamWConstants c = adamw_constants(p, op);
+  require_adamw_operands(w, m, v, g, op);
+  check_shape(g, w.shape(), op, "g");
+  cuda::launch_adamw_update(w.raw(), g.raw(), g.dtype(), m.raw(), v.raw(), w.dtype(), w.numel(),
+                            c, r_->stream);
+}
+
+void CudaBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                    const Tensor& g, const AdamWParams& p) {
+  constexpr const char* op = "adamw_update_rows";
+  const cuda::AdamWConstants c = adamw_constants(p, op);
+  require_adamw_operands(w, m, v, g, op);
+  PFC_CHECK(w.rank() == 2, "{}: w {} must be [rows, cols]", op, w.describe());
+  PFC_CHECK(g.rank() == 2 && g.dim(1) == w.dim(1), "{}: g {} must be [count, {}]", op, g.describe(),
+            w.dim(1));
+  require_index(index, g.dim(0), op);
+  cuda::launch_adamw_update_rows(w.raw(), m.raw(), v.raw(), w.dtype(), w.dim(0), w.dim(1),
+                                 index.data<std::int64_t>(), g.raw(), g.dtype(), g.dim(0), c,
+                                 error_flag(), kAdamWRowIndexOutOfRange, r_->stream);
 }
 
 }  // namespace pfc
