@@ -20,7 +20,6 @@ struct Parameter {
   std::string name;            // e.g. "layer3.7.bn2.weight"
   Tensor value;                // f32 master, our layout, on the backend's device
   Tensor grad;                 // same shape as value
-  Tensor momentum;             // optimiser state, same shape (allocated by the optimiser)
   Tensor working;              // f16 (fp16 mode) or f64 (reference mode) copy read by conv and
                                // GEMM, refreshed after every update; undefined in fp32 mode
   Shape torch_shape;           // shape in PyTorch layout

@@ -68,6 +68,14 @@ OptimizerKind parse_optimizer_kind(std::string_view name) {
   throw UsageError(fmt::format("unknown optimizer '{}': expected \"sgd\" or \"adamw\"", name));
 }
 
+OptimizerSettings optimizer_settings(const Config& cfg) {
+  OptimizerSettings s;
+  s.kind = parse_optimizer_kind(cfg.optimizer);
+  s.momentum = cfg.momentum;
+  s.weight_decay = cfg.weight_decay;
+  return s;
+}
+
 std::string_view optimizer_name(OptimizerKind kind) {
   return kind == OptimizerKind::adamw ? "adamw" : "sgd";
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "config/config.h"
 
 namespace pfc {
 
@@ -28,6 +29,9 @@ struct OptimizerSettings {
   double momentum = 0.9;                          // sgd
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adamw (torch.optim.AdamW's defaults)
 };
+
+// The config's optimizer, momentum and weight_decay.
+OptimizerSettings optimizer_settings(const Config& cfg);
 
 // One trained tensor's optimiser state: its moments, each shaped and typed like the tensor, in
 // the order of Optimizer::moment_names(), and how many updates it has had (AdamW's bias
