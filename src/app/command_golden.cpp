@@ -1,6 +1,8 @@
 // `pfc golden FILE --case GROUP/CASE ...`: rebuilds arcface_torch's network from a golden
 // file, runs forward and backward on the chosen backend and precision, and compares every
-// stored tensor. Exit code 3 when any tensor is out of tolerance.
+// stored tensor; a training case of the parity file (one with optimiser steps) runs them
+// through the trainer's step and compares the state after them. Exit code 3 when any tensor
+// is out of tolerance.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -10,6 +12,7 @@
 #include "app/golden_backbone.h"
 #include "app/golden_partial_fc.h"
 #include "app/golden_table.h"
+#include "app/golden_training.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
 
@@ -55,10 +58,15 @@ int run_golden(const GoldenOptions& options) {
                                   options.precision, comm.world_size(),
                                   comm.world_size() > 1 ? "s" : ""),
                       tolerance);
-    // The backbone is checked on rank 0; the classifier on every rank, sharded.
-    if (report) check_golden_backbone(file, network, golden_case, backend, activations, table);
-    check_golden_partial_fc(file, network, golden_case, backend, comm,
-                            fp16 ? DType::f16 : DType::f32, table);
+    const DType gemm_operands = fp16 ? DType::f16 : DType::f32;
+    if (const auto training = file.training(group, case_name)) {
+      check_golden_training(file, network, golden_case, *training, backend, comm, activations,
+                            gemm_operands, table);
+    } else {
+      // The backbone is checked on rank 0; the classifier on every rank, sharded.
+      if (report) check_golden_backbone(file, network, golden_case, backend, activations, table);
+      check_golden_partial_fc(file, network, golden_case, backend, comm, gemm_operands, table);
+    }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (report) {
