@@ -1,5 +1,6 @@
 // `pfc info`: what this build and machine offer — version, backends, visible GPUs, and the
-// versions of the libraries it runs on.
+// versions of the libraries it runs on (for the CUDA ones, also those it was built with, and
+// the file each was loaded from).
 #include <H5public.h>
 #include <cblas.h>
 #include <fmt/core.h>
@@ -7,6 +8,11 @@
 
 #include "app/commands.h"
 #include "backend/backend.h"
+#include "core/build_revision.h"
+
+#ifdef PFC_HAVE_CUDA
+#include "backend/cuda/library_versions.h"
+#endif
 
 namespace pfc {
 
@@ -16,9 +22,13 @@ int run_info() {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return kExitOk;
-  fmt::print("pfc {} ({})\n", PFC_VERSION, PFC_GIT_REVISION);
+  fmt::print("pfc {} ({})\n", PFC_VERSION, git_revision());
   fmt::print("backends: cpu{}\n", cuda_compiled() ? ", cuda" : " (CPU-only build: no CUDA)");
   if (cuda_compiled()) fmt::print("visible GPUs: {}\n", cuda_device_count());
+#ifdef PFC_HAVE_CUDA
+  for (const CudaLibraryVersion& v : cuda_library_versions())
+    fmt::print("{}\n", describe_library_version(v));
+#endif
   char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
   int length = 0;
   MPI_Get_library_version(mpi_version, &length);

@@ -5,13 +5,14 @@
 
 #include "app/commands.h"
 #include "app/process_context.h"
+#include "core/build_revision.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
   pfc::ProcessContext process(argc, argv);
   CLI::App app{"pfc: PartialFC face-recognition training over MPI, on CPU or CUDA"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", PFC_VERSION " (" PFC_GIT_REVISION ")");
+  app.set_version_flag("--version", fmt::format("{} ({})", PFC_VERSION, pfc::git_revision()));
 
   std::vector<std::pair<CLI::App*, pfc::CommandRunner>> commands;
   auto add = [&](pfc::CommandRunner (*adder)(CLI::App&)) {

@@ -7,6 +7,7 @@
 #include <exception>
 #include <set>
 
+#include "core/build_revision.h"
 #include "io/checkpoint_shard.h"
 #include "io/durable_file.h"
 #include "io/hdf5.h"
@@ -183,7 +184,7 @@ void write_model(const fs::path& folder, const Checkpoint& checkpoint, int world
     h5::File file(path.string(), h5::Mode::create_truncate);
     h5::write_attribute(file.id(), "/", "format", std::string(kCheckpointFormat));
     h5::write_attribute(file.id(), "/", "pfc_version", std::string(PFC_VERSION));
-    h5::write_attribute(file.id(), "/", "git_revision", std::string(PFC_GIT_REVISION));
+    h5::write_attribute(file.id(), "/", "git_revision", std::string(git_revision()));
     const std::vector<std::string> moments = moment_names(checkpoint);
     write_named(file.id(), "/backbone/parameters", checkpoint.parameters);
     PFC_CHECK(checkpoint.moments.size() == moments.size(),

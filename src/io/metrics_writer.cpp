@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "config/config_to_toml.h"
+#include "core/build_revision.h"
 #include "io/hdf5_row_datasets.h"
 
 namespace pfc {
@@ -133,7 +134,7 @@ void MetricsWriter::write_root_attributes(const Config& cfg, const RunInfo& info
     h5::write_attribute(id, "/", name, value);
   };
   text("pfc_version", PFC_VERSION);
-  text("git_revision", PFC_GIT_REVISION);
+  text("git_revision", git_revision());
   text("command_line", info.command_line);
   text("config", config_to_toml(cfg));
   integer("world_size", info.world_size);

@@ -106,6 +106,31 @@ Tensor to_host_f32(const Tensor& device) {
   return f;
 }
 
+Conv2dGeometry conv_geometry(std::int64_t batch, std::int64_t hw, std::int64_t in,
+                             std::int64_t out, std::int64_t kernel, std::int64_t stride,
+                             std::int64_t pad) {
+  Conv2dGeometry g;
+  g.batch = batch;
+  g.in_h = g.in_w = hw;
+  g.in_channels = in;
+  g.out_channels = out;
+  g.kernel = kernel;
+  g.stride = stride;
+  g.pad = pad;
+  return g;
+}
+
+ConvReference cpu_conv_reference(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
+                                 const Tensor& dy) {
+  ConvReference r{Tensor::host(g.output_shape(), DType::f32),
+                  Tensor::host(g.input_shape(), DType::f32),
+                  Tensor::host(g.filter_shape(), DType::f32)};
+  cpu_backend().conv2d_forward(g, x, w, r.y);
+  cpu_backend().conv2d_backward_data(g, dy, w, r.dx);
+  cpu_backend().conv2d_backward_filter(g, x, dy, r.dw);
+  return r;
+}
+
 void expect_close(const Tensor& actual_f32, const Tensor& expected_f32, double tol,
                   const std::string& what) {
   ASSERT_EQ(actual_f32.shape(), expected_f32.shape()) << what;

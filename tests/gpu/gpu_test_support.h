@@ -42,6 +42,17 @@ Tensor to_host_f32(const Tensor& device);
 // A host f32 copy of a host tensor.
 Tensor clone_host(const Tensor& host_f32);
 
+// A square convolution: batch x hw x hw x in -> out channels.
+Conv2dGeometry conv_geometry(std::int64_t batch, std::int64_t hw, std::int64_t in,
+                             std::int64_t out, std::int64_t kernel, std::int64_t stride,
+                             std::int64_t pad);
+// The CPU backend's three directions of one convolution (host f32 tensors).
+struct ConvReference {
+  Tensor y, dx, dw;
+};
+ConvReference cpu_conv_reference(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
+                                 const Tensor& dy);
+
 // Relative L2 error ||a - e|| / ||e||, and the largest |a - e| relative to max |e|, both
 // within tol; `what` names the comparison in the failure message.
 void expect_close(const Tensor& actual_f32, const Tensor& expected_f32, double tol,

@@ -1,230 +1,505 @@
 #!/usr/bin/env bash
-# The GPU machine's check of an installed pfc, run from the repository root with the tree
-# installed in ./dist (`cmake --install build --prefix dist`); full logs go to OUTDIR.
+# The GPU machine's check of an installed pfc: the gpu-labelled tests, a training run on cuda
+# against the CPU backend, the headline benchmarks, the golden check, the largest classifier
+# that fits, and the emulated benchmark sweep, with a short table beside the PyTorch figures
+# of SPEC.md.
 #
 #   tests/gpu/run_on_device.sh OUTDIR
 #
-# Steps, each under `timeout` and logged to OUTDIR/<step>.log: nvidia-smi; the gpu-labelled
-# tests (pfc_gpu_tests); a small training run on cuda against the CPU backend (f32) and in
-# fp16; the golden check in fp32 and fp16 on tiny and r50; the benchmark
-# cases (r50, batch 128, fp16, world size 1, synthetic data); then a table beside the
-# PyTorch figures of SPEC.md. A failing step is marked in the table and the rest still run.
-# The whole script keeps to PFC_DEVICE_BUDGET_S seconds (default 450): a step that no longer
-# fits is shortened or skipped. PFC_DEVICE_PART=sweep runs the emulated benchmark sweep instead.
+# It needs only the installed tree (PFC_DIST, default ./dist: `cmake --install build --prefix
+# dist`), not the build tree. OUTDIR receives two files, whatever happens (a failed step, the
+# budget spent, SIGTERM): summary.txt (the tables; also printed last) and logs.tar.gz (every
+# step's log and run folder) — the GPU machine returns at most 8 files of 16 MiB, two
+# folders deep. Steps write into a scratch folder that is packed at the end.
+#
+# The plan runs what decides whether the rest is worth running first (the gpu tests, the
+# cuda-vs-cpu training losses: when both fail, the GPU steps after them are skipped), then the
+# headline benchmarks, then golden and the rest. Each step has a limit (LIMIT below); the
+# limits add up to less than the budget (PFC_DEVICE_BUDGET_S, default 420 s, less
+# PACK_RESERVE_S for packing), and a step whose limit no longer fits in what is left is
+# skipped, never started short. The sweep comes last and gets what the steps before it did
+# not use.
+#
+# Variables:
+#   PFC_DIST             the installed tree (default ./dist)
+#   PFC_DEVICE_BUDGET_S  seconds for the whole script (default 420)
+#   PFC_DEVICE_STEPS     run only these steps (names as in LIMIT), e.g. to rerun what failed
+#   PFC_DEVICE_PART      "sweep": only the emulated sweep, with the whole budget
+#   PFC_DEVICE_LIB_DIRS  folders to consider, before the usual ones, for newer CUDA libraries
+#   PFC_BENCH_SETS       overrides added to every benchmark run, e.g. "--set data_workers=8"
+#
+# On the GPU machine, from the repository root, with dist built and carried along (it must
+# stay under the 64 MiB the checkout may take; tests/gpu/README.md has the measured sizes):
+#   cmake --install build --prefix dist          # on the machine that built pfc
+#   tests/gpu/run_on_device.sh "$OUT"            # carry ["dist"], timeout_s 600
+# and, for a rerun of what was red: PFC_DEVICE_STEPS="gpu_tests bench_pfc_3m" ... likewise.
 set -u -o pipefail
 
 OUTDIR=${1:?usage: tests/gpu/run_on_device.sh OUTDIR}
-mkdir -p "$OUTDIR"
-BUDGET_S=${PFC_DEVICE_BUDGET_S:-450}
-BIN=dist/bin
-GOLDEN=dist/share/pfc/golden/iresnet_arcface_torch.h5
-INPUT=dist/share/pfc/input
+mkdir -p "$OUTDIR" && OUTDIR=$(cd "$OUTDIR" && pwd)
+BUDGET_S=${PFC_DEVICE_BUDGET_S:-420}
+PACK_RESERVE_S=10
+ARCHIVE_LIMIT_BYTES=$((15 * 1024 * 1024))  # under the 16 MiB a returned file may have
 
-# cuDNN and NCCL live in /usr/lib/x86_64-linux-gnu there, ahead of any other copy.
-export LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-# The machine runs commands as root; pfc starts MPI as a singleton.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 \
-       OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
-export PYTHONUNBUFFERED=1
+STEPS=()  # "step|limit|seconds|result"
+ROWS=()   # "case|samples/s|GiB ours/device|PyTorch samples/s|PyTorch GiB"
+NOTES=()  # lines for the summary's end
+STEP_PID=""
+FAILED=0
 
-STEPS=()   # "step|result"
-ROWS=()    # "case|samples/s|GiB ours/device|PyTorch samples/s|PyTorch GiB"
+# ---- the plan: step -> limit in seconds ------------------------------------------------
+declare -A LIMIT=()
+ORDER=()
+plan() { ORDER+=("$1"); LIMIT[$1]=$2; }
+plan nvidia_smi 5
+plan pfc_info 10
+plan gpu_tests 40
+plan train_cpu 15
+plan train_cuda 20
+plan train_cuda_fp16 20
+plan bench_backbone 40
+plan bench_mp_3m 50
+plan bench_pfc_3m 50
+plan golden_fp32_tiny 15
+plan golden_fp16_tiny 15
+plan golden_fp32_r50 20
+plan golden_fp16_r50 20
+plan bench_pfc_16m 40
+plan bench_pfc_24m 40
+plan sweep 0  # 0: what is left
 
-echo "== libraries the installed programs cannot find (none is good)"
-for exe in "$BIN/pfc" "$BIN/pfc_gpu_tests"; do
-  if [[ -x $exe ]]; then
-    missing=$(ldd "$exe" 2>&1 | grep "not found")
-    echo "$exe: ${missing:-all found}" | tee -a "$OUTDIR/ldd.log"
-  else
-    echo "$exe: missing from dist/" | tee -a "$OUTDIR/ldd.log"
+read -r -a WANTED <<<"${PFC_DEVICE_STEPS:-}"
+if [[ ${PFC_DEVICE_PART:-} == sweep ]]; then WANTED=(pfc_info sweep); fi
+for step in "${WANTED[@]}"; do
+  if [[ -z ${LIMIT[$step]+set} ]]; then
+    echo "run_on_device: unknown step '$step' in PFC_DEVICE_STEPS; the steps: ${ORDER[*]}"
+    exit 2
   fi
 done
+selected() {
+  ((${#WANTED[@]} == 0)) && return 0
+  local w
+  for w in "${WANTED[@]}"; do [[ $w == "$1" ]] && return 0; done
+  return 1
+}
+PLANNED_S=0
+for step in "${ORDER[@]}"; do selected "$step" && PLANNED_S=$((PLANNED_S + LIMIT[$step])); done
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/pfc-device.XXXXXX")
 
-# run_step NAME LIMIT_S CMD...: runs CMD into OUTDIR/NAME.log within the time left.
+# ---- the end: summary and archive, however the script stops -----------------------------
+write_summary() {
+  {
+    echo "pfc device check, $(date -u +%Y-%m-%dT%H:%M:%SZ), ${GPU_NAME:-no GPU visible}"
+    echo "plan: step limits add up to ${PLANNED_S}s + ${PACK_RESERVE_S}s for packing," \
+      "of a ${BUDGET_S}s budget; ${SECONDS}s used"
+    echo
+    echo "step | limit (s) | took (s) | result"
+    local s
+    for s in "${STEPS[@]}"; do echo "${s//|/ | }"; done
+    if ((${#ROWS[@]})); then
+      echo
+      echo "case | samples/s | GiB (our tensors / on the device) | PyTorch samples/s | PyTorch GiB"
+      for s in "${ROWS[@]}"; do echo "${s//|/ | }"; done
+      echo
+      echo "(r50, batch 128, fp16, one GPU, world size 1; GiB = 2^30 bytes, read with" \
+        "\`pfc report --csv\`; PyTorch figures from SPEC.md)"
+    fi
+    for s in "${NOTES[@]}"; do echo "$s"; done
+  } >"$OUTDIR/summary.txt"
+  cp "$OUTDIR/summary.txt" "$WORK/summary.txt"
+}
+
+pack_logs() {
+  local archive=$OUTDIR/logs.tar.gz
+  tar -C "$WORK" -czf "$archive" . 2>/dev/null
+  if (($(stat -c %s "$archive") > ARCHIVE_LIMIT_BYTES)); then
+    tar -C "$WORK" -czf "$archive" --exclude='*.h5' . 2>/dev/null
+    echo "logs.tar.gz: too large with the HDF5 files; packed without them" >>"$OUTDIR/summary.txt"
+  fi
+}
+
+finish() {
+  local rc=$?
+  trap - EXIT TERM INT
+  [[ -n $STEP_PID ]] && kill -TERM "$STEP_PID" 2>/dev/null && wait "$STEP_PID" 2>/dev/null
+  ((rc > 128)) && NOTES+=("stopped by signal $((rc - 128)) after ${SECONDS}s")
+  write_summary
+  pack_logs
+  rm -rf "$WORK"
+  echo
+  cat "$OUTDIR/summary.txt"
+  echo "(logs: $OUTDIR/logs.tar.gz)"
+  if ((rc == 0 && FAILED)); then rc=1; fi
+  exit "$rc"
+}
+trap finish EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+
+# ---- running a step ------------------------------------------------------------------
+LAST_TOOK=0
+# run_step NAME CMD...: CMD into WORK/NAME.log under the step's limit (0: what is left).
+# Returns CMD's status, 124 on timeout, 125 when its limit no longer fits the budget.
 run_step() {
-  local name=$1 limit=$2
-  shift 2
-  local left=$((BUDGET_S - SECONDS))
-  if ((left < 15)); then
-    echo "skipped: the time budget of ${BUDGET_S}s is spent" >"$OUTDIR/$name.log"
-    echo "== $name: SKIPPED (time budget)"
+  local name=$1 limit=${LIMIT[$1]}
+  shift
+  local left=$((BUDGET_S - PACK_RESERVE_S - SECONDS))
+  ((limit == 0)) && limit=$left
+  LAST_TOOK=0
+  if ((limit > left || limit <= 0)); then
+    echo "skipped: a ${limit}s limit does not fit the ${left}s left of the budget" \
+      >"$WORK/$name.log"
+    echo "== $name: skipped (budget)"
     return 125
   fi
-  ((limit > left)) && limit=$left
   echo "== $name (limit ${limit}s): $*"
-  local start=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" >"$OUTDIR/$name.log" 2>&1
-  local rc=$?
-  echo "   rc $rc after $((SECONDS - start))s"
-  return $rc
+  local start=$SECONDS rc
+  timeout --kill-after=3 "$limit" "$@" >"$WORK/$name.log" 2>&1 &
+  STEP_PID=$!
+  wait "$STEP_PID"
+  rc=$?
+  STEP_PID=""
+  LAST_TOOK=$((SECONDS - start))
+  echo "   rc $rc after ${LAST_TOOK}s"
+  return "$rc"
 }
 
 verdict() {  # verdict RC
   case $1 in
     0) echo PASS ;;
     124 | 137) echo "FAIL (timeout)" ;;
-    125) echo "SKIPPED (time budget)" ;;
+    125) echo "SKIPPED (budget)" ;;
     *) echo "FAIL (rc $1)" ;;
   esac
 }
 
-# ---- 1. the device ----------------------------------------------------------------------
-run_step nvidia-smi 20 nvidia-smi
-STEPS+=("nvidia-smi|$(verdict $?)")
-
-# PFC_DEVICE_PART=sweep: instead of the checks below, every cell of the benchmark tables
-# emulated as rank 0 of an 8-GPU node (jobs/emulated_sweep.sh), then `pfc report`'s tables.
-if [[ ${PFC_DEVICE_PART:-checks} == sweep ]]; then
-  PFC_BIN=$PWD/$BIN/pfc PFC_SWEEP_BUDGET_S=$((BUDGET_S - SECONDS - 10)) \
-    jobs/emulated_sweep.sh "$OUTDIR/sweep" 2>&1 | tee "$OUTDIR/sweep.log" | tail -n 60
-  exit "${PIPESTATUS[0]}"
-fi
-
-# ---- 2. gpu-labelled tests ---------------------------------------------------------------
-run_step gpu_tests 100 "$BIN/pfc_gpu_tests" --gtest_color=no
-rc=$?
-STEPS+=("gpu tests|$(verdict $rc)")
-grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$OUTDIR/gpu_tests.log" | head -40
-
-# ---- 2b. the whole training path on cuda against the CPU backend ---------------------------
-# input/smoke.toml (tiny network, PFC 0.5, f32) for 20 steps on each backend: same seed, same
-# synthetic batches and class draws, so the losses they print must agree to f32 rounding
-# carried through 20 steps (relative 1e-3); then cuda in fp16, which must train to the end
-# with finite losses.
-smoke() {  # smoke NAME DEVICE FP16
-  run_step "$1" 60 "$BIN/pfc" train "$INPUT/smoke.toml" --set "device=\"$2\"" --set "fp16=$3" \
-    --set frequent=1 --set checkpoint_every=-1 --set "output=\"$OUTDIR/$1\""
+# record NAME RESULT: a line of the step table; FAIL makes the script's status 1.
+record() {
+  [[ $2 == FAIL* ]] && FAILED=1
+  local limit=${LIMIT[$1]}
+  ((limit == 0)) && limit=rest
+  STEPS+=("$1|$limit|$LAST_TOOK|$2")
 }
-losses() { sed -n 's/.*Loss \([^ ]*\) .*/\1/p' "$OUTDIR/$1.log"; }
-smoke train_smoke_cpu cpu false
-rc_cpu=$?
-smoke train_smoke_cuda cuda false
-rc_cuda=$?
-if ((rc_cpu != 0 || rc_cuda != 0)); then
-  STEPS+=("train cuda vs cpu (f32)|FAIL (rc cpu $rc_cpu, cuda $rc_cuda)")
-else
-  STEPS+=("train cuda vs cpu (f32)|$(paste <(losses train_smoke_cpu) <(losses train_smoke_cuda) |
-    awk '{ n++; d = ($1 - $2) / ($1 > 1e-12 ? $1 : 1e-12); d = d < 0 ? -d : d;
-           if (d > worst) worst = d }
-         END { v = (n == 20 && worst <= 1e-3) ? "PASS" : "FAIL";
-               printf "%s (%d steps, largest relative loss difference %.2e)", v, n, worst }')")
-fi
-smoke train_smoke_cuda_fp16 cuda true
-rc=$?
-if ((rc == 0)) && losses train_smoke_cuda_fp16 | grep -qiv '^[0-9.]*$'; then rc=3; fi
-STEPS+=("train cuda fp16|$(verdict $rc)")
-tail -n 3 "$OUTDIR"/train_smoke_*.log
 
-# ---- 3. golden check, fp32 then fp16 -------------------------------------------------------
-# tiny at the precision's tolerance; r50 in fp32 at 5e-3: arcface_torch's own fp32 values lie
-# up to 2.7e-3 from exact arithmetic there (tests/integration/golden_backbone.sh).
-for precision in fp32 fp16; do
-  for group in tiny r50; do
-    name=golden_${precision}_$group
-    tolerance=()
-    [[ $precision == fp32 && $group == r50 ]] && tolerance=(--tolerance 5e-3)
-    if [[ -f $GOLDEN ]]; then
-      run_step "$name" 40 "$BIN/pfc" golden "$GOLDEN" --case "$group/arcface_sr1" --device cuda \
-        --precision "$precision" "${tolerance[@]}"
-      rc=$?
-    else
-      echo "golden file $GOLDEN was not installed" >"$OUTDIR/$name.log"
-      rc=2
-    fi
-    STEPS+=("golden $precision $group|$(verdict $rc)")
-    tail -n 12 "$OUTDIR/$name.log"
-  done
+# run_inline NAME FUNCTION: a step made of shell code (quick, so without a limit).
+run_inline() {
+  echo "== $1"
+  local start=$SECONDS rc
+  "$2" >"$WORK/$1.log" 2>&1
+  rc=$?
+  LAST_TOOK=$((SECONDS - start))
+  return "$rc"
+}
+
+# gpu_step NAME: false (and the step recorded as skipped) when there is no GPU, when the first
+# steps showed that the GPU runs nothing (NO_GO says why), or the step was not selected.
+NO_GO=""
+gpu_step() {
+  selected "$1" || return 1
+  local why=""
+  ((GPUS == 0)) && why="no GPU visible"
+  [[ -z $why && -n $NO_GO ]] && why=$NO_GO
+  if [[ -n $why ]]; then
+    LAST_TOOK=0
+    record "$1" "SKIPPED ($why)"
+    return 1
+  fi
+  return 0
+}
+
+# ---- the installed tree and the libraries ------------------------------------------------
+DIST=${PFC_DIST:-dist}
+BIN=$DIST/bin
+if [[ ! -x $BIN/pfc ]]; then
+  NOTES+=("no installed pfc at $DIST/bin/pfc: run \`cmake --install build --prefix dist\`")
+  FAILED=1
+  exit 2
+fi
+DIST=$(cd "$DIST" && pwd)
+BIN=$DIST/bin
+GOLDEN=$DIST/share/pfc/golden/iresnet_arcface_torch.h5
+INPUT=$DIST/share/pfc/input
+
+# The machine runs commands as root; pfc starts MPI as a singleton.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 \
+  OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+# NCCL's own account of a failed start goes into the step's log.
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
+BASE_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH=$BASE_LIBRARY_PATH
+
+for exe in "$BIN/pfc" "$BIN/pfc_gpu_tests"; do
+  if [[ ! -x $exe ]]; then
+    NOTES+=("$exe: missing from $DIST/bin")
+    FAILED=1
+  elif ldd "$exe" 2>&1 | grep "not found" >"$WORK/ldd_missing.log"; then
+    NOTES+=("$exe cannot find: $(tr -s ' \t\n' ' ' <"$WORK/ldd_missing.log")")
+    FAILED=1
+  fi
 done
 
-# ---- 4. benchmarks --------------------------------------------------------------------------
-h5_attribute() {  # h5_attribute FILE NAME: the value of /summary's attribute NAME
-  h5dump -a "/summary/$2" "$1" 2>/dev/null | grep -oE '\(0\): [-0-9.eE+]+' | awk '{print $2}'
-}
-
-# Prints "samples/s peak_GiB/device_GiB" from OUTDIR/<case>/metrics.h5 (/summary attributes:
-# pfc's own peak, and that plus the CUDA context, libraries and NCCL), or the last speed of
-# the log when the file cannot be read.
-read_metrics() {
-  local h5="$1/metrics.h5" log=$2 figures=""
-  if [[ -f $h5 ]] && python3 -c "import h5py" 2>/dev/null; then
-    figures=$(python3 - "$h5" 2>/dev/null <<'PY'
-import sys
-import h5py
-with h5py.File(sys.argv[1], "r") as f:
-    a = f["summary"].attrs
-    peak = float(a["mem_peak_bytes"])
-    device = peak + float(a.get("device_overhead_bytes", 0))
-    print(f"{float(a['samples_per_s']):.1f} {peak / 2**30:.2f}/{device / 2**30:.2f}")
-PY
-    )
-  fi
-  if [[ -z $figures && -f $h5 ]] && command -v h5dump >/dev/null; then
-    local s p o
-    s=$(h5_attribute "$h5" samples_per_s)
-    p=$(h5_attribute "$h5" mem_peak_bytes)
-    o=$(h5_attribute "$h5" device_overhead_bytes)
-    if [[ -n $s && -n $p ]]; then
-      figures=$(awk -v s="$s" -v p="$p" -v o="${o:-0}" \
-        'BEGIN { printf "%.1f %.2f/%.2f", s, p / 2^30, (p + o) / 2^30 }')
-    fi
-  fi
-  if [[ -z $figures ]]; then
-    local s
-    s=$(grep -oE 'Speed +[0-9.]+ samples/sec' "$log" | tail -n 1 | awk '{print $2}')
-    figures="${s:-?} ?"
-  fi
-  echo "$figures"
-}
-
-# Overrides added to every benchmark run, e.g. PFC_BENCH_SETS="--set data_workers=8".
-read -r -a BENCH_SETS <<<"${PFC_BENCH_SETS:-}"
-LAST_RESULT=""
-# bench CASE LIMIT_S TORCH_SPS TORCH_GIB CONFIG [--set ...]
-bench() {
-  local name=$1 limit=$2 torch_sps=$3 torch_gib=$4 config=$5
-  shift 5
-  local out="$OUTDIR/$name"
-  run_step "$name" "$limit" "$BIN/pfc" train "$INPUT/$config" --set 'device="cuda"' \
-    --set frequent=10 --set checkpoint_every=-1 --set "output=\"$out\"" "$@" "${BENCH_SETS[@]}"
-  local rc=$?
-  local sps gib="-"
-  if grep -q -E "device memory: need|out of memory" "$OUTDIR/$name.log"; then
-    sps="OOM"
-  elif ((rc == 0)); then
-    read -r sps gib <<<"$(read_metrics "$out" "$OUTDIR/$name.log")"
+if selected nvidia_smi; then
+  if command -v nvidia-smi >/dev/null; then
+    run_step nvidia_smi nvidia-smi
+    record nvidia_smi "$(verdict $?)"
   else
-    sps=$(verdict $rc)
+    record nvidia_smi "SKIPPED (no nvidia-smi)"
   fi
-  LAST_RESULT=$sps
-  ROWS+=("$name|$sps|$gib|$torch_sps|$torch_gib")
+fi
+
+# pick_libraries: for cuDNN, cuBLAS and NCCL, the folder holding the newest copy of the
+# library pfc links (its soname), as pfc itself reads the version; PFC_DEVICE_LIB_DIRS, the
+# Python packages' copies (/opt/torch: the machine's PyTorch carries a newer cuDNN than the
+# system), the system's and the toolkit's. Prints the folders, newest first per library.
+pick_libraries() {
+  local dirs=() d
+  read -r -a dirs <<<"${PFC_DEVICE_LIB_DIRS:-}"
+  for d in /opt/torch/.venv/lib/python3*/site-packages/nvidia/*/lib /usr/lib/x86_64-linux-gnu \
+    /usr/local/cuda/lib64 /usr/local/cuda/lib; do
+    [[ -d $d ]] && dirs+=("$d")
+  done
+  local name soname best best_version version newest
+  while read -r name soname; do
+    best="" best_version=""
+    for d in "${dirs[@]}"; do
+      [[ -e $d/$soname ]] || continue
+      version=$(LD_LIBRARY_PATH=$d:$BASE_LIBRARY_PATH "$BIN/pfc" info 2>/dev/null |
+        sed -n "s/^$name: built with [^,]*, running \([0-9.]*\).*/\1/p")
+      echo "$name in $d: ${version:-unreadable}" >&2
+      [[ -z $version ]] && continue
+      newest=$(printf '%s\n%s\n' "${best_version:-0}" "$version" | sort -V | tail -n 1)
+      if [[ -z $best_version || ($version != "$best_version" && $newest == "$version") ]]; then
+        best=$d best_version=$version
+      fi
+    done
+    [[ -n $best ]] && echo "$best"
+  done < <(ldd "$BIN/pfc" 2>/dev/null | awk '
+    $1 ~ /^libcudnn\.so/ { print "cuDNN", $1 }
+    $1 ~ /^libcublas\.so/ { print "cuBLAS", $1 }
+    $1 ~ /^libnccl\.so/ { print "NCCL", $1 }')
+}
+
+library_info() {
+  local chosen=() d path=""
+  mapfile -t chosen < <(pick_libraries)
+  for d in "${chosen[@]}"; do [[ :$path: == *:$d:* ]] || path=${path:+$path:}$d; done
+  echo "library path chosen: ${path:-(the default)}"
+  LD_LIBRARY_PATH=${path:+$path:}$BASE_LIBRARY_PATH "$BIN/pfc" info
+}
+
+GPUS=0
+if selected pfc_info; then
+  run_inline pfc_info library_info
+  rc=$?
+  record pfc_info "$(verdict $rc)"
+  cat "$WORK/pfc_info.log"
+  path=$(sed -n 's/^library path chosen: \(\/.*\)$/\1/p' "$WORK/pfc_info.log")
+  [[ -n $path ]] && export LD_LIBRARY_PATH=$path:$BASE_LIBRARY_PATH
+  NOTES+=("" "libraries (pfc info):")
+  while read -r line; do NOTES+=("  $line"); done < <(grep -E "^(CUDA|cuBLAS|cuDNN|NCCL)|chosen" \
+    "$WORK/pfc_info.log")
+fi
+GPUS=$("$BIN/pfc" info 2>/dev/null | sed -n 's/^visible GPUs: \([0-9]*\)$/\1/p')
+GPUS=${GPUS:-0}
+if ((GPUS > 0)) && command -v nvidia-smi >/dev/null; then
+  GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+fi
+
+# ---- gpu-labelled tests ----------------------------------------------------------------------
+gpu_tests_passed=""
+if gpu_step gpu_tests; then
+  run_step gpu_tests "$BIN/pfc_gpu_tests" --gtest_color=no
+  rc=$?
+  log=$WORK/gpu_tests.log
+  count() {
+    local n
+    n=$(sed -n "s/^\[  $1 *\] \([0-9]*\) tests*[.,].*/\1/p" "$log" | tail -n 1)
+    echo "${n:-0}"
+  }
+  gpu_tests_passed=$(count PASSED)
+  record gpu_tests "$(verdict $rc) ($gpu_tests_passed passed, $(count SKIPPED) skipped," \
+    "$(count FAILED) failed)"
+  while read -r line; do NOTES+=("gpu test failed: $line"); done < <(sed -n \
+    's/^\[  FAILED  \] \([A-Za-z][^ ,]*\).*/\1/p' "$log" | sort -u)
+fi
+
+# ---- reading a run's figures with pfc ------------------------------------------------------
+# run_figures RUN_DIR: "STATUS SAMPLES_PER_S PEAK_GIB DEVICE_GIB NEEDED_GIB AVAILABLE_GIB" from
+# `pfc report --format csv` (GB there are 10^9 bytes); nothing when the run left no metrics.
+run_figures() {
+  [[ -f $1/metrics.h5 ]] || return 0
+  "$BIN/pfc" report --format csv "$1" 2>/dev/null | awk '
+    function split_csv(line, out,   n, i, c, field, quoted) {
+      n = 0; field = ""; quoted = 0
+      for (i = 1; i <= length(line); i++) {
+        c = substr(line, i, 1)
+        if (quoted) {
+          if (c != "\"") field = field c
+          else if (substr(line, i + 1, 1) == "\"") { field = field c; i++ }
+          else quoted = 0
+        } else if (c == "\"") quoted = 1
+        else if (c == ",") { out[++n] = field; field = "" }
+        else field = field c
+      }
+      out[++n] = field
+      return n
+    }
+    function gib(gb) { return gb == "" ? "?" : sprintf("%.2f", gb * 1e9 / 2^30) }
+    NR == 1 { n = split_csv($0, name); for (i = 1; i <= n; i++) col[name[i]] = i; next }
+    {
+      split_csv($0, f)
+      if (f[col["status"]] == "missing") next
+      sps = f[col["samples_per_s"]]
+      print f[col["status"]], (sps == "" ? "?" : sps), gib(f[col["mem_peak_gb"]]),
+        gib(f[col["mem_device_gb"]]), gib(f[col["mem_needed_gb"]]),
+        gib(f[col["mem_available_gb"]])
+      exit
+    }'
+}
+
+# add_row CASE RC RUN_DIR TORCH_SPS TORCH_GIB: a line of the benchmark table; sets RESULT to
+# ok, oom or fail.
+RESULT=""
+RUN_STATUS=""
+add_row() {
+  local name=$1 rc=$2 dir=$3 status sps peak device needed available
+  read -r status sps peak device needed available <<<"$(run_figures "$dir")"
+  RUN_STATUS=${status:-no metrics}
+  if [[ ${status:-} == out_of_memory ]]; then
+    RESULT=oom
+    ROWS+=("$name|OOM (needs $needed GiB, $available free)|-|$4|$5")
+  elif ((rc == 0)) && [[ ${status:-} == ok ]]; then
+    RESULT=ok
+    ROWS+=("$name|$sps|$peak/$device|$4|$5")
+  else
+    RESULT=fail
+    ROWS+=("$name|$(verdict "$rc")${sps:+, last $sps}|-|$4|$5")
+  fi
+}
+
+# ---- the training path on cuda against the CPU backend ------------------------------------
+# input/smoke.toml (tiny network, PFC 0.5, f32) for 20 steps on each backend: same seed, same
+# synthetic batches and class draws, so their losses agree to f32 rounding carried through 20
+# steps (relative 1e-3); then cuda in fp16, which must print 20 finite losses.
+train_smoke() {  # train_smoke STEP DEVICE FP16
+  run_step "$1" "$BIN/pfc" train "$INPUT/smoke.toml" --set "device=\"$2\"" --set "fp16=$3" \
+    --set frequent=1 --set checkpoint_every=-1 --set "output=\"$WORK/$1\""
+}
+losses() { sed -n 's/.*Loss \([^ ]*\) .*/\1/p' "$WORK/$1.log"; }
+finite_losses() { losses "$1" | grep -cE '^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$'; }
+
+rc_cpu=126
+if selected train_cpu; then
+  train_smoke train_cpu cpu false
+  rc_cpu=$?
+  n=$(finite_losses train_cpu)
+  if ((rc_cpu == 0 && n != 20)); then rc_cpu=3; fi
+  record train_cpu "$(verdict $rc_cpu)$( ((rc_cpu == 125)) || echo " ($n of 20 losses)")"
+  add_row "smoke, tiny, cpu f32" "$rc_cpu" "$WORK/train_cpu" "-" "-"
+fi
+rc_cuda=126
+if gpu_step train_cuda; then
+  train_smoke train_cuda cuda false
+  rc=$?
+  rc_cuda=$rc
+  if ((rc != 0)); then
+    record train_cuda "$(verdict $rc)"
+  elif ((rc_cpu != 0)); then
+    record train_cuda "FAIL (no CPU losses to compare with)"
+  else
+    record train_cuda "$(paste <(losses train_cpu) <(losses train_cuda) |
+      awk '{ n++; d = ($1 - $2) / ($1 > 1e-12 ? $1 : 1e-12); d = d < 0 ? -d : d
+             if (d > worst || $2 != $2 + 0) worst = ($2 == $2 + 0 ? d : 1e9) }
+           END { v = (n == 20 && worst <= 1e-3) ? "PASS" : "FAIL"
+                 printf "%s (%d steps, largest relative loss difference vs cpu %.2e)", v, n,
+                   worst }')"
+  fi
+  add_row "smoke, tiny, cuda f32" "$rc" "$WORK/train_cuda" "-" "-"
+fi
+if gpu_step train_cuda_fp16; then
+  train_smoke train_cuda_fp16 cuda true
+  rc=$?
+  n=$(finite_losses train_cuda_fp16)
+  if ((rc == 0 && n != 20)); then rc=3; fi
+  record train_cuda_fp16 "$(verdict $rc)$( ((rc == 125)) || echo " ($n of 20 finite losses)")"
+fi
+# Nothing later is worth its minutes when no GPU test passed and the cuda training run failed.
+if [[ $gpu_tests_passed == 0 ]] && ((rc_cuda != 0 && rc_cuda != 126)); then
+  NO_GO="no GPU test passed and the cuda training run failed"
+fi
+tail -n 2 "$WORK"/train_*.log 2>/dev/null
+
+# ---- benchmarks -----------------------------------------------------------------------------
+read -r -a BENCH_SETS <<<"${PFC_BENCH_SETS:-}"
+# bench STEP TORCH_SPS TORCH_GIB CONFIG [--set ...]: r50, batch 128, fp16 on cuda.
+bench() {
+  local name=$1 torch_sps=$2 torch_gib=$3 config=$4
+  shift 4
+  gpu_step "$name" || { RESULT=skipped; return; }
+  run_step "$name" "$BIN/pfc" train "$INPUT/$config" --set 'device="cuda"' --set frequent=10 \
+    --set checkpoint_every=-1 --set "output=\"$WORK/$name\"" "$@" "${BENCH_SETS[@]}"
+  local rc=$?
+  add_row "$name" "$rc" "$WORK/$name" "$torch_sps" "$torch_gib"
+  case $RESULT in
+    ok) record "$name" PASS ;;
+    oom) record "$name" "PASS (out of memory)" ;;
+    *) if ((rc == 0)); then record "$name" "FAIL (run status: $RUN_STATUS)"
+       else record "$name" "$(verdict "$rc")"; fi ;;
+  esac
 }
 
 # The backbone alone has no config of its own: MP with 1000 classes stands in for it (the
 # classifier then costs well under 1% of the step). Its PyTorch figures are channels_last,
 # the layout closest to our NHWC.
-bench backbone_mp1k 50 "3203 (channels_last)" "5.2" base.toml \
+bench bench_backbone "3203 (channels_last)" "5.2" base.toml \
   --set 'method="mp"' --set sample_rate=1.0 --set num_classes=1000 --set steps=40
-bench mp_125k 50 "1987" "6.6" base.toml \
-  --set 'method="mp"' --set sample_rate=1.0 --set num_classes=125000 --set steps=40
-bench mp_3m 60 "770" "45.0" 3millions.toml --set steps=40
-bench pfc0.1_3m 60 "1201 (1444 channels_last)" "23.7 (32.9 on device)" 3millions_pfc.toml \
+bench bench_mp_3m "770" "45.0" 3millions.toml --set steps=40
+bench bench_pfc_3m "1201 (1444 channels_last)" "23.7 (32.9 on device)" 3millions_pfc.toml \
   --set steps=40
-# The largest classifier that fits: stop at the first that does not.
-for classes in 16000000 24000000 32000000; do
-  bench "pfc0.1_$((classes / 1000000))m" 75 "out of memory" "> 139" 3millions_pfc.toml \
-    --set num_classes=$classes --set steps=20
-  [[ $LAST_RESULT == OOM || $LAST_RESULT == FAIL* || $LAST_RESULT == SKIPPED* ]] && break
+
+# ---- golden check, fp32 then fp16 ------------------------------------------------------------
+# tiny at the precision's tolerance; r50 in fp32 at 5e-3: arcface_torch's own fp32 values lie
+# up to 2.7e-3 from exact arithmetic there (tests/integration/golden_backbone.sh).
+for precision in fp32 fp16; do
+  for group in tiny r50; do
+    name=golden_${precision}_$group
+    gpu_step "$name" || continue
+    tolerance=()
+    [[ $precision == fp32 && $group == r50 ]] && tolerance=(--tolerance 5e-3)
+    if [[ -f $GOLDEN ]]; then
+      run_step "$name" "$BIN/pfc" golden "$GOLDEN" --case "$group/arcface_sr1" --device cuda \
+        --precision "$precision" "${tolerance[@]}"
+      rc=$?
+    else
+      echo "golden file $GOLDEN was not installed" >"$WORK/$name.log"
+      rc=2
+    fi
+    record "$name" "$(verdict $rc)"
+    tail -n 4 "$WORK/$name.log"
+  done
 done
 
-# ---- 5. the tables ----------------------------------------------------------------------------
-{
-  echo
-  echo "step | result"
-  for s in "${STEPS[@]}"; do echo "$s" | sed 's/|/ | /g'; done
-  echo
-  echo "case | samples/s | GiB (our tensors / on the device) | PyTorch samples/s | PyTorch GiB"
-  for r in "${ROWS[@]}"; do echo "$r" | sed 's/|/ | /g'; done
-  echo
-  echo "(r50, batch 128, fp16, one H200, world size 1; PyTorch figures from SPEC.md;" \
-    "${SECONDS}s in all)"
-} | tee "$OUTDIR/summary.txt"
+# ---- the largest classifier that fits (PyTorch: out of memory at 16M) ----------------------
+for classes in 16 24; do
+  bench "bench_pfc_${classes}m" "out of memory" "> 139" 3millions_pfc.toml \
+    --set "num_classes=${classes}000000" --set steps=20
+  [[ $RESULT == ok ]] || break
+done
+
+# ---- the emulated sweep: every benchmark cell as rank 0 of 8, in what is left --------------
+if gpu_step sweep; then
+  left=$((BUDGET_S - PACK_RESERVE_S - SECONDS))
+  if ((left < 60)); then
+    LAST_TOOK=0
+    record sweep "SKIPPED (budget: ${left}s left)"
+  else
+    run_step sweep env PFC_BIN="$BIN/pfc" PFC_SWEEP_BUDGET_S=$((left - 15)) \
+      "$DIST/share/pfc/jobs/emulated_sweep.sh" "$WORK/sweep"
+    rc=$?
+    record sweep "$(verdict $rc)"
+    NOTES+=("" "emulated sweep (rank 0 of 8 on this GPU):")
+    while IFS= read -r line; do NOTES+=("$line"); done < <("$BIN/pfc" report "$WORK/sweep" \
+      2>/dev/null)
+  fi
+fi
+exit 0

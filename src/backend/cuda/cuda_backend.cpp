@@ -9,16 +9,11 @@
 
 #include "backend/cuda/cuda_backend_state.h"
 #include "backend/cuda/elementwise_kernels.h"
+#include "backend/cuda/library_versions.h"
+#include "backend/cuda/workspace_policy.h"
 #include "core/error.h"
 
 namespace pfc {
-
-namespace {
-
-// cuBLAS's recommended workspace on Hopper; given from the arena so it is counted.
-constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
-
-}  // namespace
 
 const char* device_error_message(int code) {
   switch (code) {
@@ -81,6 +76,7 @@ CudaBackend::CudaBackend(int device_ordinal, std::size_t arena_bytes)
   const int count = cuda_visible_device_count();
   PFC_CHECK(device_ordinal >= 0 && device_ordinal < count,
             "CUDA device {} requested but {} device(s) are visible", device_ordinal, count);
+  warn_about_older_cuda_libraries();
   PFC_CHECK_CUDA(cudaSetDevice(device_ordinal));
   r_->ordinal = device_ordinal;
   cudaDeviceProp prop{};
@@ -94,10 +90,12 @@ CudaBackend::CudaBackend(int device_ordinal, std::size_t arena_bytes)
   PFC_CHECK_CUDNN(cudnnSetStream(r_->cudnn, r_->stream));
   r_->cublas = cuda::make_cublas_handle();
   PFC_CHECK_CUBLAS(cublasSetStream(r_->cublas, r_->stream));
-  r_->cublas_workspace = Tensor::empty({static_cast<std::int64_t>(kCublasWorkspaceBytes)},
-                                       DType::u8, *r_->arena, MemoryPurpose::workspace);
-  PFC_CHECK_CUBLAS(
-      cublasSetWorkspace(r_->cublas, r_->cublas_workspace.raw(), kCublasWorkspaceBytes));
+  // From the arena, so that it is counted (workspace_policy.h).
+  r_->cublas_workspace =
+      Tensor::empty({static_cast<std::int64_t>(cuda::kCublasWorkspaceBytes)}, DType::u8,
+                    *r_->arena, MemoryPurpose::workspace);
+  PFC_CHECK_CUBLAS(cublasSetWorkspace(r_->cublas, r_->cublas_workspace.raw(),
+                                      cuda::kCublasWorkspaceBytes));
   r_->convolution = std::make_unique<cuda::CudnnConvolution>(r_->cudnn, *r_->arena);
 
   r_->error_flag = Tensor::empty({1}, DType::i32, *r_->arena, MemoryPurpose::workspace);

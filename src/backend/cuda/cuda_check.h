@@ -54,4 +54,6 @@ namespace pfc::cuda {
   } while (0)
 
 // After a kernel launch: a bad launch configuration shows up here, not at the next sync.
-#define PFC_CHECK_LAUNCH() PFC_CHECK_CUDA(cudaPeekAtLastError())
+// cudaGetLastError also resets the error it returns (cudaPeekAtLastError does not), so one
+// bad launch is reported once, by the check after it, and later launches are not blamed.
+#define PFC_CHECK_LAUNCH() PFC_CHECK_CUDA(cudaGetLastError())

@@ -1,3 +1,5 @@
+// cuDNN convolutions (cudnn_convolution.h): plans cached per shape, the algorithm choice, and
+// the one workspace every plan shares (workspace_policy.h).
 #include "backend/cuda/cudnn_convolution.h"
 
 #include <fmt/format.h>
@@ -8,16 +10,12 @@
 #include <limits>
 #include <string>
 
+#include "backend/cuda/workspace_policy.h"
 #include "core/error.h"
-#include "core/tensor.h"
 
 namespace pfc::cuda {
 
 namespace {
-
-// Algorithms may use at most this much scratch (and at most a quarter of the largest free
-// block), so that a plan found early does not exhaust the arena later in the step.
-constexpr std::size_t kMaxWorkspaceBytes = std::size_t{512} << 20;
 
 std::string describe(const Conv2dGeometry& g, DType dtype) {
   return fmt::format("conv {}x{} stride {} pad {} {} [{}, {}, {}, {}] -> {} channels", g.kernel,
@@ -90,9 +88,9 @@ const Perf* pick(const Perf* results, int count, DType dtype, std::size_t worksp
 
 }  // namespace
 
-// One direction's choice: algorithm, the math type it was measured with, workspace bytes.
+// One direction's choice: the algorithm and the workspace bytes it needs.
 template <class Algo>
-struct Choice {
+struct CudnnConvolution::Choice {
   bool ready = false;
   Algo algo{};
   std::size_t workspace = 0;
@@ -113,14 +111,24 @@ struct CudnnConvolution::Plan {
   Choice<cudnnConvolutionBwdFilterAlgo_t> bwd_filter;
 };
 
+namespace {
+
+Tensor workspace_tensor(DeviceArena& arena, std::size_t bytes) {
+  return Tensor::empty({static_cast<std::int64_t>(bytes)}, DType::u8, arena,
+                       MemoryPurpose::workspace);
+}
+
+// Sets the math type the chosen f16 algorithm was measured with (f32 stays FMA).
+void adopt_math(cudnnConvolutionDescriptor_t conv, DType dtype, cudnnMathType_t math) {
+  if (dtype == DType::f16) PFC_CHECK_CUDNN(cudnnSetConvolutionMathType(conv, math));
+}
+
+}  // namespace
+
 CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, DeviceArena& arena)
-    : handle_(handle), arena_(arena) {}
+    : handle_(handle), arena_(arena), workspace_(workspace_tensor(arena, 0)) {}
 
 CudnnConvolution::~CudnnConvolution() = default;
-
-std::size_t CudnnConvolution::find_workspace_limit() const {
-  return std::min(kMaxWorkspaceBytes, arena_.largest_free_block() / 4);
-}
 
 CudnnConvolution::Plan& CudnnConvolution::plan(const Conv2dGeometry& g, DType dtype) {
   const Key key{g.batch,  g.in_h,   g.in_w, g.in_channels,          g.out_channels,
@@ -154,119 +162,115 @@ CudnnConvolution::Plan& CudnnConvolution::plan(const Conv2dGeometry& g, DType dt
   return ref;
 }
 
-namespace {
-
-// Sets the math type the chosen f16 algorithm was measured with (f32 stays FMA).
-void adopt_math(cudnnConvolutionDescriptor_t conv, DType dtype, cudnnMathType_t math) {
-  if (dtype == DType::f16) PFC_CHECK_CUDNN(cudnnSetConvolutionMathType(conv, math));
+bool CudnnConvolution::resize_workspace(std::size_t bytes) {
+  const std::size_t held = workspace_.bytes();
+  if (bytes == held) return true;
+  // Back to the arena first, so that the new buffer may take its place. Kernels still queued
+  // with the old one are safe: the arena is stream-ordered (device_arena.h).
+  workspace_ = Tensor();
+  try {
+    workspace_ = workspace_tensor(arena_, bytes);
+    return true;
+  } catch (const OutOfMemoryError&) {
+    workspace_ = workspace_tensor(arena_, held);  // the block just freed holds it again
+    return false;
+  }
 }
 
-Tensor workspace_tensor(DeviceArena& arena, std::size_t bytes) {
-  return Tensor::empty({static_cast<std::int64_t>(bytes)}, DType::u8, arena,
-                       MemoryPurpose::workspace);
-}
+template <class Perf, int kCapacity, class Find, class Heuristics>
+CudnnConvolution::Choice<decltype(Perf::algo)> CudnnConvolution::choose(
+    const Plan& p, cudnnConvolutionDescriptor_t conv, const char* direction, Find&& find,
+    Heuristics&& heuristics) {
+  const std::size_t held = workspace_.bytes();
+  const std::size_t wanted = conv_workspace_limit(held, arena_.largest_free_block());
+  const std::size_t limit = resize_workspace(wanted) ? wanted : held;
+  // cudnnFind*Ex times its trials on the host: queued work must not count against them.
+  cudaStream_t stream = nullptr;
+  PFC_CHECK_CUDNN(cudnnGetStream(handle_, &stream));
+  PFC_CHECK_CUDA(cudaStreamSynchronize(stream));
 
-}  // namespace
+  std::array<Perf, kCapacity> results{};
+  int count = 0;
+  PFC_CHECK_CUDNN(find(workspace_.raw(), limit, results.data(), kCapacity, &count));
+  const Perf* best = pick(results.data(), count, p.dtype, limit, p.name);
+  if (!best) {
+    PFC_CHECK_CUDNN(heuristics(results.data(), kCapacity, &count));
+    best = pick(results.data(), count, p.dtype, limit, p.name);
+  }
+  PFC_CHECK(best != nullptr, "{}: cuDNN offers no {} algorithm within {} bytes of workspace",
+            p.name, direction, limit);
+  adopt_math(conv, p.dtype, best->mathType);
+  const Choice<decltype(Perf::algo)> choice{true, best->algo, best->memory};
+  // Back to what the plans need; never fails, as that is at most the size held now.
+  largest_chosen_ = std::max(largest_chosen_, choice.workspace);
+  resize_workspace(largest_chosen_);
+  return choice;
+}
 
 void CudnnConvolution::forward(const Conv2dGeometry& g, DType dtype, const void* x, const void* w,
                                void* y) {
   Plan& p = plan(g, dtype);
   if (!p.fwd.ready) {
-    const std::size_t limit = find_workspace_limit();
-    std::array<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT> results{};
-    int count = 0;
-    const cudnnConvolutionFwdAlgoPerf_t* best = nullptr;
-    {
-      Tensor scratch = workspace_tensor(arena_, limit);
-      PFC_CHECK_CUDNN(cudnnFindConvolutionForwardAlgorithmEx(
-          handle_, p.x, x, p.w, w, p.conv_fwd, p.y, y, static_cast<int>(results.size()), &count,
-          results.data(), scratch.raw(), limit));
-      best = pick(results.data(), count, dtype, limit, p.name);
-    }
-    if (!best) {
-      PFC_CHECK_CUDNN(cudnnGetConvolutionForwardAlgorithm_v7(handle_, p.x, p.w, p.conv_fwd, p.y,
-                                                             static_cast<int>(results.size()),
-                                                             &count, results.data()));
-      best = pick(results.data(), count, dtype, limit, p.name);
-    }
-    PFC_CHECK(best != nullptr, "{}: cuDNN offers no forward algorithm within {} bytes of workspace",
-              p.name, limit);
-    adopt_math(p.conv_fwd, dtype, best->mathType);
-    p.fwd = {true, best->algo, best->memory};
+    p.fwd = choose<cudnnConvolutionFwdAlgoPerf_t, CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+        p, p.conv_fwd, "forward",
+        [&](void* ws, std::size_t bytes, cudnnConvolutionFwdAlgoPerf_t* r, int n, int* count) {
+          return cudnnFindConvolutionForwardAlgorithmEx(handle_, p.x, x, p.w, w, p.conv_fwd, p.y,
+                                                        y, n, count, r, ws, bytes);
+        },
+        [&](cudnnConvolutionFwdAlgoPerf_t* r, int n, int* count) {
+          return cudnnGetConvolutionForwardAlgorithm_v7(handle_, p.x, p.w, p.conv_fwd, p.y, n,
+                                                        count, r);
+        });
   }
-  Tensor ws = workspace_tensor(arena_, p.fwd.workspace);
   const float one = 1.0f, zero = 0.0f;
   PFC_CHECK_CUDNN(cudnnConvolutionForward(handle_, &one, p.x, x, p.w, w, p.conv_fwd, p.fwd.algo,
-                                          ws.raw(), p.fwd.workspace, &zero, p.y, y));
+                                          workspace_.raw(), p.fwd.workspace, &zero, p.y, y));
 }
 
 void CudnnConvolution::backward_data(const Conv2dGeometry& g, DType dtype, const void* dy,
                                      const void* w, void* dx) {
   Plan& p = plan(g, dtype);
   if (!p.bwd_data.ready) {
-    const std::size_t limit = find_workspace_limit();
-    std::array<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT> results{};
-    int count = 0;
-    const cudnnConvolutionBwdDataAlgoPerf_t* best = nullptr;
-    {
-      Tensor scratch = workspace_tensor(arena_, limit);
-      PFC_CHECK_CUDNN(cudnnFindConvolutionBackwardDataAlgorithmEx(
-          handle_, p.w, w, p.y, dy, p.conv_bwd_data, p.x, dx, static_cast<int>(results.size()),
-          &count, results.data(), scratch.raw(), limit));
-      best = pick(results.data(), count, dtype, limit, p.name);
-    }
-    if (!best) {
-      PFC_CHECK_CUDNN(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-          handle_, p.w, p.y, p.conv_bwd_data, p.x, static_cast<int>(results.size()), &count,
-          results.data()));
-      best = pick(results.data(), count, dtype, limit, p.name);
-    }
-    PFC_CHECK(best != nullptr,
-              "{}: cuDNN offers no backward-data algorithm within {} bytes of workspace", p.name,
-              limit);
-    adopt_math(p.conv_bwd_data, dtype, best->mathType);
-    p.bwd_data = {true, best->algo, best->memory};
+    p.bwd_data = choose<cudnnConvolutionBwdDataAlgoPerf_t, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+        p, p.conv_bwd_data, "backward-data",
+        [&](void* ws, std::size_t bytes, cudnnConvolutionBwdDataAlgoPerf_t* r, int n,
+            int* count) {
+          return cudnnFindConvolutionBackwardDataAlgorithmEx(
+              handle_, p.w, w, p.y, dy, p.conv_bwd_data, p.x, dx, n, count, r, ws, bytes);
+        },
+        [&](cudnnConvolutionBwdDataAlgoPerf_t* r, int n, int* count) {
+          return cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, p.w, p.y, p.conv_bwd_data,
+                                                             p.x, n, count, r);
+        });
   }
-  Tensor ws = workspace_tensor(arena_, p.bwd_data.workspace);
   const float one = 1.0f, zero = 0.0f;
   PFC_CHECK_CUDNN(cudnnConvolutionBackwardData(handle_, &one, p.w, w, p.y, dy, p.conv_bwd_data,
-                                               p.bwd_data.algo, ws.raw(), p.bwd_data.workspace,
-                                               &zero, p.x, dx));
+                                               p.bwd_data.algo, workspace_.raw(),
+                                               p.bwd_data.workspace, &zero, p.x, dx));
 }
 
 void CudnnConvolution::backward_filter(const Conv2dGeometry& g, DType dtype, const void* x,
                                        const void* dy, void* dw) {
   Plan& p = plan(g, dtype);
   if (!p.bwd_filter.ready) {
-    const std::size_t limit = find_workspace_limit();
-    std::array<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>
-        results{};
-    int count = 0;
-    const cudnnConvolutionBwdFilterAlgoPerf_t* best = nullptr;
-    {
-      Tensor scratch = workspace_tensor(arena_, limit);
-      PFC_CHECK_CUDNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(
-          handle_, p.x, x, p.y, dy, p.conv_bwd_filter, p.w, dw, static_cast<int>(results.size()),
-          &count, results.data(), scratch.raw(), limit));
-      best = pick(results.data(), count, dtype, limit, p.name);
-    }
-    if (!best) {
-      PFC_CHECK_CUDNN(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-          handle_, p.x, p.y, p.conv_bwd_filter, p.w, static_cast<int>(results.size()), &count,
-          results.data()));
-      best = pick(results.data(), count, dtype, limit, p.name);
-    }
-    PFC_CHECK(best != nullptr,
-              "{}: cuDNN offers no backward-filter algorithm within {} bytes of workspace", p.name,
-              limit);
-    adopt_math(p.conv_bwd_filter, dtype, best->mathType);
-    p.bwd_filter = {true, best->algo, best->memory};
+    p.bwd_filter =
+        choose<cudnnConvolutionBwdFilterAlgoPerf_t, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+            p, p.conv_bwd_filter, "backward-filter",
+            [&](void* ws, std::size_t bytes, cudnnConvolutionBwdFilterAlgoPerf_t* r, int n,
+                int* count) {
+              return cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                  handle_, p.x, x, p.y, dy, p.conv_bwd_filter, p.w, dw, n, count, r, ws, bytes);
+            },
+            [&](cudnnConvolutionBwdFilterAlgoPerf_t* r, int n, int* count) {
+              return cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                  handle_, p.x, p.y, p.conv_bwd_filter, p.w, n, count, r);
+            });
   }
-  Tensor ws = workspace_tensor(arena_, p.bwd_filter.workspace);
   const float one = 1.0f, zero = 0.0f;
-  PFC_CHECK_CUDNN(cudnnConvolutionBackwardFilter(handle_, &one, p.x, x, p.y, dy, p.conv_bwd_filter,
-                                                 p.bwd_filter.algo, ws.raw(),
-                                                 p.bwd_filter.workspace, &zero, p.w, dw));
+  PFC_CHECK_CUDNN(cudnnConvolutionBackwardFilter(handle_, &one, p.x, x, p.y, dy,
+                                                 p.conv_bwd_filter, p.bwd_filter.algo,
+                                                 workspace_.raw(), p.bwd_filter.workspace, &zero,
+                                                 p.w, dw));
 }
 
 }  // namespace pfc::cuda

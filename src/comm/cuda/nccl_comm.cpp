@@ -99,10 +99,12 @@ class NcclComm final : public Comm {
     if (rank_ == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
     check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, mpi_), "Bcast(ncclUniqueId)", rank_);
     PFC_CHECK_CUDA(cudaSetDevice(backend_.device_ordinal()));
-    check(ncclCommInitRank(&nccl_, world_, id, rank_), "ncclCommInitRank");
+    // The stream and events first: nothing may throw once the communicator exists, as a
+    // constructor that throws runs no destructor to release it.
     stream_ = cuda::make_stream();
     ready_ = cuda::make_ordering_event();
     done_ = cuda::make_ordering_event();
+    check(ncclCommInitRank(&nccl_, world_, id, rank_), "ncclCommInitRank");
   }
 
   ~NcclComm() override {
