@@ -8,6 +8,8 @@ pfc_script_test(integration.golden_backbone golden_backbone.sh LABELS integratio
 pfc_script_test(integration.golden_partial_fc_mpi golden_partial_fc_mpi.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.train_smoke train_smoke.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_resume train_resume.sh LABELS "integration;mpi" TIMEOUT 600)
+pfc_script_test(integration.train_resume_adamw train_resume_adamw.sh LABELS "integration;mpi"
+                TIMEOUT 300)
 pfc_script_test(integration.train_emulated train_emulated.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_dataset train_dataset.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.device_script device_script.sh LABELS integration TIMEOUT 180)
