@@ -84,11 +84,15 @@ int run_golden(const GoldenOptions& options) {
 CommandRunner add_golden_command(CLI::App& app) {
   auto options = std::make_shared<GoldenOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "golden", "Compare pfc with arcface_torch's golden values (forward, backward, loss)");
+      "golden",
+      "Compare pfc with arcface_torch's golden values (forward, backward, loss, and the "
+      "optimiser steps of the parity file's training cases)");
   cmd->add_option("file", options->file, "golden HDF5 file (../shared/golden/...)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--case", options->cases, "GROUP/CASE to check, e.g. tiny/arcface_sr1")
+  cmd->add_option("--case", options->cases,
+                  "GROUP/CASE to check, e.g. tiny/arcface_sr1, or tiny/adamw_2steps in the "
+                  "parity file")
       ->required();
   cmd->add_option("--device", options->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
