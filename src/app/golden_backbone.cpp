@@ -76,19 +76,32 @@ Tensor nchw_to_nhwc(const Tensor& nchw) {
   return nhwc;
 }
 
-void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
-                           const GoldenCase& golden_case, Backend& backend,
-                           DType activations, GoldenTable& table) {
-  const std::string case_group = network.group + "/" + golden_case.name;
+Tensor golden_images(Backend& backend, const Tensor& nchw) {
+  const Tensor nhwc = nchw_to_nhwc(nchw);
+  Tensor images = backend.empty(nhwc.shape(), DType::f32, MemoryPurpose::data);
+  backend.copy(nhwc, images);
+  return images;
+}
+
+std::unique_ptr<IResNet> golden_model(const GoldenFile& file, const GoldenNetwork& network,
+                                      Backend& backend, DType activations) {
   IResNetOptions options;
   options.layers = network.layers;
   options.image_size = network.image_size;
   options.embedding_size = network.embedding_size;
   options.activations = activations;
-  IResNet model(backend, options);
-
+  auto model = std::make_unique<IResNet>(backend, options);
   for (const std::string& name : file.parameter_names(network.group))
-    model.import_parameter(name, file.parameter(network.group, name));
+    model->import_parameter(name, file.parameter(network.group, name));
+  return model;
+}
+
+void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
+                           const GoldenCase& golden_case, Backend& backend,
+                           DType activations, GoldenTable& table) {
+  const std::string case_group = network.group + "/" + golden_case.name;
+  const std::unique_ptr<IResNet> built = golden_model(file, network, backend, activations);
+  IResNet& model = *built;
   for (const Parameter* p : model.parameters()) {
     const bool listed = file.has(network.group + "/params/" + p->name);
     PFC_CHECK(listed || !p->trainable, "golden file lists no parameter '{}' for {}", p->name,
@@ -99,10 +112,7 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
   const Tensor filled = golden_fill("input", input.shape(), 0.0, 1.0);
   table.compare("input (fill rule)", filled.data<float>(), input.data<float>(), input.numel());
 
-  const Tensor images_host = nchw_to_nhwc(input);
-  Tensor images = backend.empty(images_host.shape(), DType::f32, MemoryPurpose::data);
-  backend.copy(images_host, images);
-  const Tensor embeddings = to_host_f32(backend, model.forward(images));
+  const Tensor embeddings = to_host_f32(backend, model.forward(golden_images(backend, input)));
   if (auto ref = file.reference(network.group, golden_case.name, "embeddings"))
     compare_reference(table, "embeddings", embeddings, *ref);
 

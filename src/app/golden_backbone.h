@@ -2,11 +2,19 @@
 // the stored input, backward from the stored embeddings_grad, compared tensor by tensor.
 #pragma once
 
+#include <memory>
+
 #include "app/golden_table.h"
 #include "backend/backend.h"
 #include "io/golden_file.h"
 
 namespace pfc {
+
+class IResNet;
+
+// The file's network with its parameters by the fill rule, in the given activation type.
+std::unique_ptr<IResNet> golden_model(const GoldenFile& file, const GoldenNetwork& network,
+                                      Backend& backend, DType activations);
 
 void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, Backend& backend,
@@ -19,5 +27,9 @@ void compare_reference(GoldenTable& table, const std::string& name, const Tensor
 
 // NCHW host f32 -> NHWC host f32 (the golden input's layout to ours).
 Tensor nchw_to_nhwc(const Tensor& nchw);
+
+// A golden input [batch, 3, s, s] (NCHW, host) as the images the backbone takes: NHWC f32 on
+// the backend's device.
+Tensor golden_images(Backend& backend, const Tensor& nchw);
 
 }  // namespace pfc

@@ -32,9 +32,7 @@ StoredBatches stored_batches(const GoldenFile& file, const std::string& group, i
                              Backend& backend) {
   StoredBatches b;
   for (int i = 0; i < count; ++i) {
-    const Tensor nhwc = nchw_to_nhwc(file.input(group, i));
-    b.images.push_back(backend.empty(nhwc.shape(), DType::f32, MemoryPurpose::data));
-    backend.copy(nhwc, b.images.back());
+    b.images.push_back(golden_images(backend, file.input(group, i)));
     b.labels.push_back(file.labels(group, i));
   }
   return b;
@@ -48,14 +46,8 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
                            DType gemm_operands, GoldenTable& table) {
   const std::string& group = network.group;
   const std::string case_path = group + "/" + golden_case.name;
-  IResNetOptions model_options;
-  model_options.layers = network.layers;
-  model_options.image_size = network.image_size;
-  model_options.embedding_size = network.embedding_size;
-  model_options.activations = activations;
-  IResNet model(backend, model_options);
-  for (const std::string& name : file.parameter_names(group))
-    model.import_parameter(name, file.parameter(group, name));
+  const std::unique_ptr<IResNet> built = golden_model(file, network, backend, activations);
+  IResNet& model = *built;
 
   PartialFcOptions head_options;
   head_options.num_classes = network.num_classes;

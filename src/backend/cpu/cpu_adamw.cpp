@@ -56,14 +56,9 @@ void CpuBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor
                                    const Tensor& g, const AdamWParams& p) {
   const char* op = "adamw_update_rows";
   const AdamWFactors f = adamw_factors(p, op);
-  cpu::check_host(w, op, "w");
-  cpu::check_rank(w, 2, op, "w");
+  const std::int64_t* idx = cpu::checked_row_update(w, index, g, op);
   cpu::check_like(m, w, op, "m");
   cpu::check_like(v, w, op, "v");
-  cpu::check_host(g, op, "g");
-  check_shape(g, {index.numel(), w.dim(1)}, op, "g");
-  check_dtype(g, w.dtype(), op, "g");
-  const std::int64_t* idx = cpu::checked_indices(index, w.dim(0), op);
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
     const AdamWStep<T> s(p, f);

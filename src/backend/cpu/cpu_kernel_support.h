@@ -83,4 +83,24 @@ inline const std::int64_t* checked_indices(const Tensor& index, std::int64_t lim
   return idx;
 }
 
+// The operands of an optimiser's row update: w [rows, cols] on the host, g [index size, cols]
+// of w's type, index within w's rows. Returns the checked indices. (The caller checks that
+// the optimiser's state is shaped like w.)
+inline const std::int64_t* checked_row_update(const Tensor& w, const Tensor& index,
+                                              const Tensor& g, const char* op) {
+  check_host(w, op, "w");
+  check_rank(w, 2, op, "w");
+  check_host(g, op, "g");
+  check_shape(g, {index.numel(), w.dim(1)}, op, "g");
+  check_dtype(g, w.dtype(), op, "g");
+  return checked_indices(index, w.dim(0), op);
+}
+
+// keep: the u8 mask of inter-class filtering, on the host, shaped like `like`.
+inline void check_keep_mask(const Tensor& keep, const Tensor& like, const char* op) {
+  check_host(keep, op, "keep");
+  check_shape(keep, like.shape(), op, "keep");
+  check_dtype(keep, DType::u8, op, "keep");
+}
+
 }  // namespace pfc::cpu

@@ -240,9 +240,7 @@ void CpuBackend::interclass_filter(Tensor& cos, const Tensor& local_label, doubl
   const char* op = "interclass_filter";
   cpu::check_host(cos, op, "cos");
   cpu::check_rank(cos, 2, op, "cos");
-  cpu::check_host(keep, op, "keep");
-  check_shape(keep, cos.shape(), op, "keep");
-  check_dtype(keep, DType::u8, op, "keep");
+  cpu::check_keep_mask(keep, cos, op);
   const std::int64_t rows = cos.dim(0), classes = cos.dim(1);
   const std::int64_t* label = checked_labels(local_label, rows, classes, op);
   cpu::dispatch_float(cos.dtype(), op, "cos", [&](auto tag) {
@@ -263,9 +261,7 @@ void CpuBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
   const char* op = "interclass_filter_backward";
   cpu::check_host(grad, op, "grad");
   cpu::check_rank(grad, 2, op, "grad");
-  cpu::check_host(keep, op, "keep");
-  check_shape(keep, grad.shape(), op, "keep");
-  check_dtype(keep, DType::u8, op, "keep");
+  cpu::check_keep_mask(keep, grad, op);
   cpu::dispatch_float(grad.dtype(), op, "grad", [&](auto tag) {
     using T = decltype(tag);
     T* pg = grad.data<T>();

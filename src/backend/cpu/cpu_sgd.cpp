@@ -35,13 +35,8 @@ void CpuBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, do
 void CpuBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
                                  double lr, double momentum, double weight_decay) {
   const char* op = "sgd_update_rows";
-  cpu::check_host(w, op, "w");
-  cpu::check_rank(w, 2, op, "w");
+  const std::int64_t* idx = cpu::checked_row_update(w, index, g, op);
   cpu::check_like(m, w, op, "m");
-  cpu::check_host(g, op, "g");
-  check_shape(g, {index.numel(), w.dim(1)}, op, "g");
-  check_dtype(g, w.dtype(), op, "g");
-  const std::int64_t* idx = cpu::checked_indices(index, w.dim(0), op);
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
     const std::int64_t d = w.dim(1);
