@@ -9,6 +9,10 @@ find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(Threads REQUIRED)
 find_package(libjpeg-turbo REQUIRED)
+# ONNX export (libonnx-dev): its CMake targets link protobuf::libprotobuf, which FindProtobuf
+# defines, so protobuf is looked up first.
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED CONFIG)
 
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
@@ -26,4 +30,4 @@ target_compile_definitions(pfc_deps INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPIC
 target_link_libraries(pfc_deps INTERFACE
   MPI::MPI_C ${HDF5_C_LIBRARIES} CLI11::CLI11
   spdlog::spdlog_header_only fmt::fmt-header-only ${BLAS_LIBRARIES}
-  libjpeg-turbo::turbojpeg Threads::Threads)
+  libjpeg-turbo::turbojpeg onnx Threads::Threads)

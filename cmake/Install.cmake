@@ -1,7 +1,8 @@
 # What `cmake --install` adds beside the pfc executable so that the installed tree runs on a
 # machine that has neither this checkout's ../shared nor every library of the build machine:
-# the GPU test program, the golden file, and libturbojpeg (found through the executables'
-# $ORIGIN/../lib rpath; a system copy earlier in LD_LIBRARY_PATH takes precedence).
+# the GPU test program, the golden file, and the Debian libraries that such machines lack -
+# libturbojpeg, and ONNX with its protobuf (found through the executables' $ORIGIN/../lib
+# rpath; a system copy earlier in LD_LIBRARY_PATH takes precedence).
 if(TARGET pfc_gpu_tests)
   set_target_properties(pfc_gpu_tests PROPERTIES INSTALL_RPATH "$ORIGIN/../lib")
   install(TARGETS pfc_gpu_tests RUNTIME DESTINATION bin)
@@ -12,13 +13,25 @@ if(EXISTS ${PFC_GOLDEN_FILE})
   install(FILES ${PFC_GOLDEN_FILE} DESTINATION share/pfc/golden)
 endif()
 
-if(TARGET libjpeg-turbo::turbojpeg)
-  get_target_property(PFC_TURBOJPEG libjpeg-turbo::turbojpeg LOCATION)
-  # The real file, installed under the soname the executables ask for (libturbojpeg.so.0).
-  string(REGEX REPLACE "(\\.so\\.[0-9]+).*$" "\\1" PFC_TURBOJPEG_SONAME "${PFC_TURBOJPEG}")
-  if(PFC_TURBOJPEG_SONAME MATCHES "\\.so\\.[0-9]+$" AND EXISTS ${PFC_TURBOJPEG})
-    file(REAL_PATH ${PFC_TURBOJPEG} PFC_TURBOJPEG_FILE)
-    get_filename_component(PFC_TURBOJPEG_SONAME ${PFC_TURBOJPEG_SONAME} NAME)
-    install(FILES ${PFC_TURBOJPEG_FILE} DESTINATION lib RENAME ${PFC_TURBOJPEG_SONAME})
+# Installs the real file of a shared library under the soname the executables ask for
+# (libturbojpeg.so.0 for .../libturbojpeg.so.0.2.0).
+function(pfc_install_shared_library library)
+  string(REGEX REPLACE "(\\.so\\.[0-9]+).*$" "\\1" soname "${library}")
+  if(soname MATCHES "\\.so\\.[0-9]+$" AND EXISTS ${library})
+    file(REAL_PATH ${library} real_file)
+    get_filename_component(soname ${soname} NAME)
+    install(FILES ${real_file} DESTINATION lib RENAME ${soname})
   endif()
+endfunction()
+
+foreach(target libjpeg-turbo::turbojpeg onnx onnx_proto)
+  if(TARGET ${target})
+    get_target_property(location ${target} LOCATION)
+    pfc_install_shared_library(${location})
+  endif()
+endforeach()
+# FindProtobuf names the unversioned link (libprotobuf.so); the soname is its target's.
+if(Protobuf_LIBRARY)
+  file(REAL_PATH ${Protobuf_LIBRARY} protobuf_file)
+  pfc_install_shared_library(${protobuf_file})
 endif()

@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libcli11-dev
           libtomlplusplus-dev libspdlog-dev libfmt-dev libgtest-dev libopenblas-dev
-          libturbojpeg0-dev python3 python3-h5py python3-numpy ${PFC_EXTRA_PACKAGES:-})
+          libturbojpeg0-dev libonnx-dev libprotobuf-dev python3 python3-venv python3-h5py
+          python3-numpy ${PFC_EXTRA_PACKAGES:-})
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "model/iresnet.h"
-
 namespace pfc {
 
 namespace {
@@ -83,8 +81,8 @@ Tensor golden_images(Backend& backend, const Tensor& nchw) {
   return images;
 }
 
-std::unique_ptr<IResNet> golden_model(const GoldenFile& file, const GoldenNetwork& network,
-                                      Backend& backend, DType activations) {
+std::unique_ptr<IResNet> golden_iresnet(const GoldenFile& file, const GoldenNetwork& network,
+                                        Backend& backend, DType activations) {
   IResNetOptions options;
   options.layers = network.layers;
   options.image_size = network.image_size;
@@ -93,6 +91,11 @@ std::unique_ptr<IResNet> golden_model(const GoldenFile& file, const GoldenNetwor
   auto model = std::make_unique<IResNet>(backend, options);
   for (const std::string& name : file.parameter_names(network.group))
     model->import_parameter(name, file.parameter(network.group, name));
+  for (const Parameter* p : model->parameters()) {
+    const bool listed = file.has(network.group + "/params/" + p->name);
+    PFC_CHECK(listed || !p->trainable, "golden file lists no parameter '{}' for {}", p->name,
+              network.group);
+  }
   return model;
 }
 
@@ -100,13 +103,8 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, Backend& backend,
                            DType activations, GoldenTable& table) {
   const std::string case_group = network.group + "/" + golden_case.name;
-  const std::unique_ptr<IResNet> built = golden_model(file, network, backend, activations);
-  IResNet& model = *built;
-  for (const Parameter* p : model.parameters()) {
-    const bool listed = file.has(network.group + "/params/" + p->name);
-    PFC_CHECK(listed || !p->trainable, "golden file lists no parameter '{}' for {}", p->name,
-              network.group);
-  }
+  const std::unique_ptr<IResNet> owned = golden_iresnet(file, network, backend, activations);
+  IResNet& model = *owned;
 
   const Tensor input = file.input(network.group);
   const Tensor filled = golden_fill("input", input.shape(), 0.0, 1.0);

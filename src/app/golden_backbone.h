@@ -2,19 +2,19 @@
 // the stored input, backward from the stored embeddings_grad, compared tensor by tensor.
 #pragma once
 
+#include "app/golden_table.h"
 #include <memory>
 
-#include "app/golden_table.h"
 #include "backend/backend.h"
 #include "io/golden_file.h"
+#include "model/iresnet.h"
 
 namespace pfc {
 
-class IResNet;
-
-// The file's network with its parameters by the fill rule, in the given activation type.
-std::unique_ptr<IResNet> golden_model(const GoldenFile& file, const GoldenNetwork& network,
-                                      Backend& backend, DType activations);
+// The file's network with every trained parameter by the fill rule (a trained parameter the
+// file does not list is an error); buffers as initialised (running mean 0, variance 1).
+std::unique_ptr<IResNet> golden_iresnet(const GoldenFile& file, const GoldenNetwork& network,
+                                        Backend& backend, DType activations);
 
 void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, Backend& backend,

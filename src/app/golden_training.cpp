@@ -46,7 +46,7 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
                            DType gemm_operands, GoldenTable& table) {
   const std::string& group = network.group;
   const std::string case_path = group + "/" + golden_case.name;
-  const std::unique_ptr<IResNet> built = golden_model(file, network, backend, activations);
+  const std::unique_ptr<IResNet> built = golden_iresnet(file, network, backend, activations);
   IResNet& model = *built;
 
   PartialFcOptions head_options;

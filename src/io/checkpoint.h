@@ -25,16 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "core/named_tensor.h"
 #include "core/tensor.h"
 #include "data/data_source.h"
 
 namespace pfc {
-
-// A tensor under its arcface_torch state_dict name, f32, PyTorch layout, on the host.
-struct NamedTensor {
-  std::string name;
-  Tensor value;
-};
 
 struct TrainingState {
   std::int64_t step = 0;   // optimizer steps completed

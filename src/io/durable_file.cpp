@@ -36,14 +36,21 @@ void sync_path(const std::filesystem::path& path) {
 
 void replace_file_atomically(const std::filesystem::path& path, const std::string& text) {
   const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw Error(fmt::format("cannot write '{}'", temporary.string()));
+  try {
+    {
+      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+      out << text;
+      out.flush();
+      if (!out) throw Error(fmt::format("cannot write '{}'", temporary.string()));
+    }
+    sync_path(temporary);
+    rename_durably(temporary, path);
+  } catch (const Error&) {
+    // A partial file must not stay behind (a full disk); `path` itself was never touched.
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
   }
-  sync_path(temporary);
-  rename_durably(temporary, path);
 }
 
 void rename_durably(const std::filesystem::path& from, const std::filesystem::path& to) {

@@ -11,7 +11,8 @@ namespace pfc {
 // fsync of a file, or of a folder (which makes its entries - creations, renames - durable).
 void sync_path(const std::filesystem::path& path);
 
-// Writes `text` to path + ".tmp", syncs it, renames it over `path` and syncs the folder.
+// Writes `text` to path + ".tmp", syncs it, renames it over `path` and syncs the folder; on
+// failure the temporary is removed and `path` is as it was.
 void replace_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 // Renames a file or folder and syncs the folder holding the new name.

@@ -54,6 +54,13 @@ void BatchNorm::collect(std::vector<Parameter*>& parameters, std::vector<Buffer*
   buffers.insert(buffers.end(), {&running_mean, &running_var});
 }
 
+GraphValue BatchNorm::trace(InferenceGraph& graph, GraphValue x) const {
+  Backend& be = *ctx_.backend;
+  return graph.batch_norm(x, torch_named_value(be, weight), torch_named_value(be, bias),
+                          torch_named_value(be, running_mean), torch_named_value(be, running_var),
+                          kEps);
+}
+
 void BatchNorm::release() {
   saved_input_ = Tensor();
   saved_mean_ = Tensor();

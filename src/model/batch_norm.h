@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "model/inference_graph.h"
 #include "model/model_context.h"
 #include "model/parameter.h"
 
@@ -22,6 +23,8 @@ class BatchNorm {
   Tensor forward(const Tensor& x);
   Tensor backward(const Tensor& dy);
   void release();
+  // The batch-norm in inference mode: normalised by the running statistics.
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
   void collect(std::vector<Parameter*>& parameters, std::vector<Buffer*>& buffers);
 
   Parameter weight, bias;

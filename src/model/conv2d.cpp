@@ -64,4 +64,9 @@ Tensor Conv2d::backward(const Tensor& dy, bool need_input_grad) {
 
 void Conv2d::release() { saved_input_ = Tensor(); }
 
+GraphValue Conv2d::trace(InferenceGraph& graph, GraphValue x) const {
+  return graph.convolution(x, torch_named_value(*ctx_.backend, weight),
+                           ConvolutionSpec{kernel_, stride_, pad_, 1});
+}
+
 }  // namespace pfc

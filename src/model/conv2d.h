@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "model/inference_graph.h"
 #include "model/model_context.h"
 #include "model/parameter.h"
 
@@ -18,6 +19,8 @@ class Conv2d {
   // Writes weight.grad; returns dx unless `need_input_grad` is false (the stem's image input).
   Tensor backward(const Tensor& dy, bool need_input_grad = true);
   void release();
+  // The convolution in inference mode (model/inference_graph.h).
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
   Parameter weight;
 

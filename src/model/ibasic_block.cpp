@@ -38,6 +38,15 @@ Tensor IBasicBlock::backward(const Tensor& dy) {
   return dx;
 }
 
+GraphValue IBasicBlock::trace(InferenceGraph& graph, GraphValue x) const {
+  GraphValue out = bn1_.trace(graph, x);
+  out = prelu_.trace(graph, bn2_.trace(graph, conv1_.trace(graph, out)));
+  out = bn3_.trace(graph, conv2_.trace(graph, out));
+  const GraphValue shortcut =
+      downsample_conv_ ? downsample_bn_->trace(graph, downsample_conv_->trace(graph, x)) : x;
+  return graph.add(out, shortcut);
+}
+
 void IBasicBlock::release() {
   bn1_.release();
   conv1_.release();

@@ -21,6 +21,7 @@ class IBasicBlock {
   Tensor forward(const Tensor& x);
   Tensor backward(const Tensor& dy);
   void release();
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
   void collect(std::vector<Parameter*>& parameters, std::vector<Buffer*>& buffers);
 

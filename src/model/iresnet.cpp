@@ -90,6 +90,12 @@ void IResNet::backward(const Tensor& embeddings_grad) {
   conv1_.backward(bn1_.backward(prelu_.backward(d)), /*need_input_grad=*/false);
 }
 
+GraphValue IResNet::trace(InferenceGraph& graph, GraphValue images) const {
+  GraphValue x = prelu_.trace(graph, bn1_.trace(graph, conv1_.trace(graph, images)));
+  for (const auto& block : blocks_) x = block->trace(graph, x);
+  return features_->trace(graph, fc_->trace(graph, bn2_->trace(graph, x)));
+}
+
 void IResNet::initialize(std::uint64_t seed) {
   for (Parameter* p : parameters_) {
     const std::string& name = p->name;
@@ -155,10 +161,7 @@ void IResNet::import_parameter(const std::string& name, const Tensor& torch_layo
 }
 
 Tensor IResNet::export_parameter(const Parameter& p, const Tensor& ours) const {
-  const Tensor host = ctx_.backend->to_host(ours);
-  Tensor torch_layout = Tensor::host(p.torch_shape, DType::f32);
-  ours_to_torch(p, host.data<float>(), torch_layout.data<float>());
-  return torch_layout;
+  return to_torch_layout(*ctx_.backend, p, ours);
 }
 
 }  // namespace pfc

@@ -36,6 +36,8 @@ class IResNet {
   // Fills every parameter's grad from d loss / d embeddings [n, emb] f32 (or f64), and frees
   // the saved activations.
   void backward(const Tensor& embeddings_grad);
+  // The network in inference mode, from normalised images [n, 3, s, s] to the embeddings.
+  GraphValue trace(InferenceGraph& graph, GraphValue images) const;
 
   // arcface_torch's initialisation, drawn from the counter RNG keyed by (seed, name):
   // conv N(0, 0.1), BN scale 1 and shift 0, Linear U(+-1/sqrt(fan_in)), PReLU 0.25.

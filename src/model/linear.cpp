@@ -64,4 +64,9 @@ Tensor FlattenLinear::backward(const Tensor& dy) {
   return converted;
 }
 
+GraphValue FlattenLinear::trace(InferenceGraph& graph, GraphValue x) const {
+  const NamedTensor b = torch_named_value(*ctx_.backend, bias);
+  return graph.linear(graph.flatten(x), torch_named_value(*ctx_.backend, weight), &b);
+}
+
 }  // namespace pfc

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "model/inference_graph.h"
 #include "model/model_context.h"
 #include "model/parameter.h"
 
@@ -20,6 +21,8 @@ class FlattenLinear {
   // dy [n, out] as forward's y -> dx [n, h, w, c] of the activation dtype.
   Tensor backward(const Tensor& dy);
   void release() { saved_input_ = Tensor(); }
+  // Flatten, then Linear with PyTorch's [out, c*h*w] weight.
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
   Parameter weight, bias;
 

@@ -62,6 +62,21 @@ Parameter create_parameter(Backend& backend, DType working, std::string name, Sh
   return p;
 }
 
+Tensor to_torch_layout(Backend& backend, const Parameter& p, const Tensor& ours) {
+  const Tensor host = backend.to_host(ours);
+  Tensor torch_layout = Tensor::host(p.torch_shape, DType::f32);
+  ours_to_torch(p, host.data<float>(), torch_layout.data<float>());
+  return torch_layout;
+}
+
+NamedTensor torch_named_value(Backend& backend, const Parameter& p) {
+  return {p.name, to_torch_layout(backend, p, p.value)};
+}
+
+NamedTensor torch_named_value(Backend& backend, const Buffer& b) {
+  return {b.name, backend.to_host(b.value)};
+}
+
 Buffer create_buffer(Backend& backend, std::string name, Shape shape) {
   return Buffer{std::move(name), backend.zeros(shape, DType::f32, MemoryPurpose::weights)};
 }

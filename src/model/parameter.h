@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/named_tensor.h"
 #include "core/tensor.h"
 
 namespace pfc {
@@ -45,6 +46,13 @@ void ours_to_torch(const Parameter& p, const float* ours, float* torch_data);
 namespace pfc {
 
 class Backend;
+
+// A host f32 copy of `ours` (the parameter's value, gradient or momentum, in our layout on
+// the backend's device) in PyTorch layout.
+Tensor to_torch_layout(Backend& backend, const Parameter& p, const Tensor& ours);
+// The parameter's value (or a buffer's) under its name, host f32, PyTorch layout.
+NamedTensor torch_named_value(Backend& backend, const Parameter& p);
+NamedTensor torch_named_value(Backend& backend, const Buffer& b);
 
 // Allocates value and grad (and a working copy when `working` is not f32) on the backend's
 // device; values are set later by the initialiser or an import.

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "model/inference_graph.h"
 #include "model/model_context.h"
 #include "model/parameter.h"
 
@@ -15,6 +16,9 @@ class PRelu {
   Tensor forward(const Tensor& x);
   Tensor backward(const Tensor& dy);
   void release() { saved_input_ = Tensor(); }
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const {
+    return graph.prelu(x, torch_named_value(*ctx_.backend, weight));
+  }
 
   Parameter weight;
 

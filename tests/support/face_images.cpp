@@ -10,6 +10,7 @@
 #include <iterator>
 #include <stdexcept>
 
+#include "core/counter_rng.h"
 #include "data/dataset_packer.h"
 
 namespace pfc::test {
@@ -27,7 +28,130 @@ bool inside(double x, double y, double cx, double cy, double rx, double ry) {
   return dx * dx + dy * dy <= 1.0;
 }
 
+// Uniform numbers of one counter stream, drawn in order.
+class Draws {
+ public:
+  Draws(const char* purpose, int a, int b = 0)
+      : key_(stream_key(static_cast<std::uint64_t>(a), purpose, static_cast<std::uint64_t>(b))) {}
+  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform53(key_, next_++); }
+  double normal() { return normal_value(key_, next_++, 1.0); }
+
+ private:
+  std::uint64_t key_;
+  std::uint64_t next_ = 0;
+};
+
+// What makes a person: continuous features, so that identities never trained on differ from
+// the trained ones the way new people do. Lengths are fractions of the image size, in a frame
+// centred on the face.
+struct Person {
+  double skin[3], hair[3], iris[3], lips[3];
+  double head_rx, head_ry, hairline, eye_dx, eye_y, eye_rx, eye_ry, brow_gap, brow_tilt;
+  double brow_dark, nose_length, nose_width, mouth_y, mouth_rx, mouth_ry;
+
+  explicit Person(int identity) {
+    Draws d("face_person", identity);
+    const double tone = d.uniform(0, 1);
+    const double base[3] = {230 - 120 * tone, 195 - 125 * tone, 170 - 120 * tone};
+    for (int k = 0; k < 3; ++k) skin[k] = base[k] + d.uniform(-15, 15);
+    for (int k = 0; k < 3; ++k) hair[k] = d.uniform(15, 200);
+    for (int k = 0; k < 3; ++k) iris[k] = d.uniform(20, 160);
+    for (int k = 0; k < 3; ++k)
+      lips[k] = skin[k] * (k == 0 ? d.uniform(0.9, 1.1) : d.uniform(0.5, 0.8));
+    head_rx = d.uniform(0.25, 0.35);
+    head_ry = d.uniform(0.35, 0.45);
+    hairline = d.uniform(0.55, 0.85);  // of head_ry above the centre
+    eye_dx = d.uniform(0.08, 0.15);
+    eye_y = d.uniform(-0.13, -0.03);
+    eye_rx = d.uniform(0.05, 0.08);
+    eye_ry = d.uniform(0.03, 0.05);
+    brow_gap = d.uniform(0.03, 0.07);
+    brow_tilt = d.uniform(-0.4, 0.4);
+    brow_dark = d.uniform(0.2, 0.8);
+    nose_length = d.uniform(0.06, 0.14);
+    nose_width = d.uniform(0.02, 0.05);
+    mouth_y = d.uniform(0.14, 0.24);
+    mouth_rx = d.uniform(0.06, 0.14);
+    mouth_ry = d.uniform(0.012, 0.03);
+  }
+
+  // The colour at (u, v) of the face frame, or false outside the head.
+  bool colour(double u, double v, double c[3]) const {
+    if (!inside(u, v, 0, 0, head_rx, head_ry)) return false;
+    const auto set = [&](const double* rgb, double mix) {
+      for (int k = 0; k < 3; ++k) c[k] = mix * rgb[k] + (1 - mix) * skin[k];
+    };
+    set(skin, 1);
+    if (v < -hairline * head_ry) set(hair, 1);
+    for (const double side : {-1.0, 1.0}) {
+      const double ex = side * eye_dx;
+      if (inside(u, v, ex, eye_y, eye_rx, eye_ry)) {
+        const double white[3] = {235, 235, 230};
+        set(inside(u, v, ex, eye_y, eye_ry, eye_ry) ? iris : white, 1);
+      }
+      const double brow_v = eye_y - eye_ry - brow_gap + side * brow_tilt * (u - ex);
+      if (std::fabs(u - ex) < eye_rx * 1.2 && std::fabs(v - brow_v) < 0.008) set(hair, brow_dark);
+    }
+    const double along_nose = (v - eye_y) / nose_length;  // 0 at the eyes, 1 at its tip
+    if (along_nose > 0 && along_nose < 1 && std::fabs(u) < nose_width * along_nose)
+      for (int k = 0; k < 3; ++k) c[k] *= 0.85;
+    if (inside(u, v, 0, mouth_y, mouth_rx, mouth_ry)) set(lips, 1);
+    return true;
+  }
+};
+
 }  // namespace
+
+std::vector<std::uint8_t> face_photo_jpeg(int identity, int variant, int size) {
+  const Person person(identity);
+  Draws d("face_photo", identity, variant);
+  const double s = size;
+  const double angle = d.uniform(-12, 12) * M_PI / 180;
+  const double scale = d.uniform(0.9, 1.1);
+  const double cx = s * (0.5 + d.uniform(-0.06, 0.06)), cy = s * (0.52 + d.uniform(-0.06, 0.06));
+  double gain[3], top[3], bottom[3];
+  const double brightness = d.uniform(-20, 20);
+  for (int k = 0; k < 3; ++k) gain[k] = d.uniform(0.88, 1.12);
+  for (int k = 0; k < 3; ++k) top[k] = d.uniform(20, 235);
+  for (int k = 0; k < 3; ++k) bottom[k] = d.uniform(20, 235);
+  const double light_dir = d.uniform(0, 2 * M_PI), light = d.uniform(0, 0.35);
+  const double noise = d.uniform(2, 10);
+  const int quality = static_cast<int>(d.uniform(40, 96));
+  Draws pixel_noise("face_photo_noise", identity, variant);
+
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(size) * size * 3);
+  for (int y = 0; y < size; ++y) {
+    for (int x = 0; x < size; ++x) {
+      // Into the face frame: undo the translation, rotation and scale of the photo.
+      const double dx = (x - cx) / s, dy = (y - cy) / s;
+      const double u = (std::cos(angle) * dx + std::sin(angle) * dy) / scale;
+      const double v = (-std::sin(angle) * dx + std::cos(angle) * dy) / scale;
+      double c[3];
+      if (person.colour(u, v, c)) {
+        const double shade = 1 + light * (std::cos(light_dir) * u + std::sin(light_dir) * v) * 3;
+        for (int k = 0; k < 3; ++k) c[k] *= shade;
+      } else {
+        for (int k = 0; k < 3; ++k) c[k] = top[k] + (bottom[k] - top[k]) * y / s;
+      }
+      std::uint8_t* px = &rgb[(static_cast<std::size_t>(y) * size + x) * 3];
+      for (int k = 0; k < 3; ++k)
+        px[k] = clamp_byte(gain[k] * c[k] + brightness + noise * pixel_noise.normal());
+    }
+  }
+  return encode_jpeg(rgb, size, size, quality);
+}
+
+void write_face_photo_folder(const std::string& dir, int first, int identities,
+                             int per_identity, int size) {
+  namespace fs = std::filesystem;
+  for (int id = first; id < first + identities; ++id) {
+    const fs::path folder = fs::path(dir) / fmt::format("id_{:05d}", id);
+    fs::create_directories(folder);
+    for (int v = 0; v < per_identity; ++v)
+      write_file((folder / fmt::format("img_{:02d}.jpg", v)).string(),
+                 face_photo_jpeg(id, v, size));
+  }
+}
 
 std::vector<std::uint8_t> face_rgb(int identity, int variant, int size) {
   std::vector<std::uint8_t> rgb(static_cast<std::size_t>(size) * size * 3);
