@@ -3,6 +3,11 @@
 find_package(MPI REQUIRED COMPONENTS C)
 set(HDF5_PREFER_PARALLEL OFF)
 find_package(HDF5 REQUIRED COMPONENTS C)
+# metrics.h5 is read live through SWMR with the file lock turned off per file
+# (H5Pset_file_locking), which HDF5 has since 1.10.7.
+if(HDF5_VERSION VERSION_LESS 1.10.7)
+  message(FATAL_ERROR "pfc needs HDF5 >= 1.10.7; found ${HDF5_VERSION} (${HDF5_C_INCLUDE_DIRS})")
+endif()
 find_package(CLI11 REQUIRED)
 find_package(tomlplusplus REQUIRED)
 find_package(fmt REQUIRED)

@@ -9,9 +9,10 @@
 # with what it needed) and the row goes on. On SIGUSR1 (Slurm's warning before the time limit,
 # --signal=B:USR1@120) the running method stops cleanly (its metrics.h5 keeps its rows and
 # summary) and the job requeues itself; methods already done are not run again, the stopped one
-# starts over. No checkpoints: a benchmark's figures come from its own steady state, and the
-# classifier of a 29M-identity row alone would checkpoint about 120 GB. Variables: see
-# jobs/README.md.
+# starts over, and so does one that ended before a timed step (it has no figures to keep). No
+# checkpoints: a benchmark's figures come from its own steady state, and the classifier of a
+# 29M-identity row alone would checkpoint about 120 GB. The launch and the signal: srun_step.sh.
+# Variables: see jobs/README.md.
 set -uo pipefail
 
 row=${1:?usage: bench_row.sh ROW IDENTITIES [METHOD...]}
@@ -27,18 +28,9 @@ if ((${#methods[@]} == 0)); then
   methods+=(pfc)
 fi
 
-# This script's parent: the checkout, or <prefix>/share/pfc when installed (sbatch runs a
-# copy of the row script, but the row script calls this file by its path). The executable:
-# PFC_BIN, else pfc on PATH (the module), else the checkout's build, else the installed one.
-pfc_home=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-pfc_bin=${PFC_BIN:-}
-if [[ -z $pfc_bin ]]; then
-  for candidate in "$(command -v pfc || true)" "$pfc_home/build/bin/pfc" "$pfc_home/../../bin/pfc"; do
-    [[ -n $candidate && -x $candidate ]] && { pfc_bin=$candidate; break; }
-  done
-fi
-[[ -x $pfc_bin ]] || { echo "bench_row: no pfc executable (set PFC_BIN or load the pfc module)" >&2; exit 2; }
-input_dir=$pfc_home/input
+# shellcheck source=srun_step.sh
+source "$(dirname "${BASH_SOURCE[0]}")/srun_step.sh"
+input_dir=$jobs_home/input
 bench_output=${PFC_BENCH_OUTPUT:-${SLURM_SUBMIT_DIR:-$PWD}/output/bench}
 sample_rate=${PFC_SAMPLE_RATE:-0.1}
 
@@ -53,21 +45,6 @@ else
   settings=(steps="${PFC_STEPS:-200}" frequent="${PFC_FREQUENT:-10}" checkpoint_every=-1)
 fi
 read -r -a extra_settings <<<"${PFC_SET:-}"
-srun_args=(--mpi="${PFC_SRUN_MPI:-pmix}" --kill-on-bad-exit=1)
-read -r -a extra_srun_args <<<"${PFC_SRUN_ARGS:-}"
-# PFC_LAUNCHER replaces srun as the command that starts `pfc train` (jobs/emulated_sweep.sh
-# starts one process per method through it, without Slurm).
-launcher=(srun "${srun_args[@]}" "${extra_srun_args[@]}")
-[[ -n ${PFC_LAUNCHER:-} ]] && read -r -a launcher <<<"$PFC_LAUNCHER"
-
-stop_requested=0
-child=
-on_usr1() {
-  stop_requested=1
-  # srun passes SIGUSR1 on to every rank; the trainer stops at the next step boundary.
-  [[ -n $child ]] && kill -USR1 "$child" 2>/dev/null
-}
-trap on_usr1 USR1
 
 echo "bench_row: $row, $identities identities, methods ${methods[*]}, pfc $pfc_bin, config $config"
 for method in "${methods[@]}"; do
@@ -82,24 +59,27 @@ for method in "${methods[@]}"; do
     continue
   fi
   mkdir -p "$out"
-  "${launcher[@]}" "$pfc_bin" train "$config" \
+  run_step "$pfc_bin" train "$config" \
     --set method="$method" --set sample_rate="$rate" --set num_classes="$identities" \
-    --set output="$out" "${settings[@]/#/--set=}" "${extra_settings[@]/#/--set=}" &
-  child=$!
-  # `wait` returns early when a trapped signal arrives; wait again until srun has ended.
-  status=0
-  while :; do
-    wait "$child"
-    status=$?
-    kill -0 "$child" 2>/dev/null || break
-  done
-  child=
+    --set output="$out" "${settings[@]/#/--set=}" "${extra_settings[@]/#/--set=}"
   if ((stop_requested)); then
     echo "bench_row: stopped during $method before the time limit"
     break
   fi
-  echo "exit $status" >"$out/done"
-  echo "bench_row: $method finished with exit status $status ($out/metrics.h5)"
+  # Done once the cell has figures, or an end that has none (out of memory, a failure, a
+  # non-zero exit); one that stopped cleanly before a step after its warm-up (its budget spent
+  # on start-up) is run again.
+  outcome=$("$pfc_bin" report "$out/metrics.h5" --format csv 2>/dev/null |
+    awk -F, 'NR > 1 && $3 != "missing" { print $3 ($4 == "" ? "" : ",measured") }')
+  case $step_status,$outcome in
+    0,ok | 0,running | 0,)
+      echo "bench_row: $method stopped before a timed step: not measured; it runs again" \
+        "when the row does"
+      continue
+      ;;
+  esac
+  echo "exit $step_status" >"$out/done"
+  echo "bench_row: $method finished with exit status $step_status ($out/metrics.h5)"
 done
 
 if ((stop_requested)); then

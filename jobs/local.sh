@@ -2,8 +2,8 @@
 # The main job on one machine. Builds pfc (installing what is missing), then:
 #  - with a GPU: the 3-million-identity Partial FC 0.1 headline config on one GPU, 200 steps;
 #  - without:    input/smoke.toml on 2 CPU ranks.
-# It prints the training log and where metrics.h5 is. Extra arguments go to `pfc train`
-# (e.g. --set steps=50).
+# It prints the training log (also kept in the run's training.log) and where metrics.h5 is.
+# Extra arguments go to `pfc train` (e.g. --set steps=50).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs/build.sh
@@ -18,4 +18,5 @@ else
   mpiexec -n 2 "$pfc" train input/smoke.toml "$@"
   out=$(sed -n 's/^output *= *"\(.*\)".*/\1/p' input/smoke.toml)
 fi
-echo "metrics: $out/metrics.h5   (h5ls -r $out/metrics.h5; checkpoints in $out/ckpt)"
+echo "metrics: $out/metrics.h5   (h5ls -r $out/metrics.h5; checkpoints in $out/ckpt;" \
+  "log in $out/training.log)"

@@ -6,11 +6,18 @@ Usage:
     build/bin/pfc report output/bench --csv output/bench/report.csv
     python3 jobs/plot_report.py output/bench/report.csv --out output/bench/plots
 writes speed.png and memory.png under --out (default: the CSV's folder).
-Needs matplotlib (python3-matplotlib); the CSV's columns are documented in
-src/io/report_format.h.
+
+The title says where our figures come from (device, ranks, emulated or not) and the network.
+For emulated runs the speed drawn is the one with the modelled communication added
+(samples_per_s_with_comm), the figure to hold against the seed's measured one. A cell without
+figures is a gap in its line, never a 0: a vertical line marks it, dotted where the run did not
+fit, dash-dotted where it stopped before a timed step (not measured), dashed where it failed;
+each has its legend entry. Needs matplotlib (python3-matplotlib); the CSV's columns are
+documented in src/io/report_format.h.
 """
 import argparse
 import csv
+import math
 import os
 import sys
 
@@ -19,12 +26,17 @@ import matplotlib
 matplotlib.use("Agg")  # files only: no display on cluster nodes
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 
+SPEED, MEMORY = "speed", "memory"
 FIGURES = (
-    ("speed.png", "samples_per_s", "seed_samples_per_s", "samples/s (all GPUs)",
-     "Training speed"),
-    ("memory.png", "mem_device_gb", "seed_mem_gb", "GB per GPU (1 GB = 1e9 bytes)",
-     "GPU memory"),
+    (SPEED, "speed.png", "seed_samples_per_s", "samples/s (all GPUs)", "Training speed"),
+    (MEMORY, "memory.png", "seed_mem_gb", "GB per GPU (1 GB = 1e9 bytes)", "GPU memory"),
 )
+# How a cell without figures is marked: (line style, words in the legend).
+GAPS = {
+    "out_of_memory": (":", "did not fit"),
+    "not_measured": ("-.", "not measured"),
+    "failed": ("--", "failed"),
+}
 
 
 def read_rows(path):
@@ -35,43 +47,93 @@ def read_rows(path):
     return rows
 
 
-def points(rows, column, ours_key, seed_key):
-    """One column's (identities, value) pairs, ours and the seed's, and where ours did not fit."""
-    ours, seed, oom = [], [], []
+def emulated(row):
+    return row.get("emulated") == "1"
+
+
+def our_value(row, figure):
+    """Our figure for a cell, or None when the run has none."""
+    if figure == SPEED:
+        key = "samples_per_s_with_comm" if emulated(row) else "samples_per_s"
+    else:
+        key = "mem_device_gb" if row.get("mem_device_gb") else "mem_peak_gb"
+    text = row.get(key, "")
+    return float(text) if text else None
+
+
+def gap_kind(row):
+    """Why a cell with a run has no figure: out_of_memory, failed or not_measured."""
+    if row["status"] in ("out_of_memory", "failed"):
+        return row["status"]
+    return "not_measured"
+
+
+def series(rows, column, figure, seed_key):
+    """One column's lines: ours as (identities, value) with NaN where a run has no figure (a
+    gap), the seed's, and the identities of each kind of gap."""
+    ours, seed, gaps = [], [], {kind: [] for kind in GAPS}
     for row in rows:
         if row["column"] != column:
             continue
         n = int(row["identities"])
-        if row[ours_key]:
-            ours.append((n, float(row[ours_key])))
         if row[seed_key]:
             seed.append((n, float(row[seed_key])))
-        if row["status"] == "out_of_memory":
-            oom.append(n)
-    return sorted(ours), sorted(seed), sorted(oom)
+        if row["status"] == "missing":
+            continue  # no run of ours in this cell
+        value = our_value(row, figure)
+        ours.append((n, math.nan if value is None else value))
+        if value is None:
+            gaps[gap_kind(row)].append(n)
+    return sorted(ours), sorted(seed), gaps
+
+
+def setups(rows):
+    """'8 ranks emulated on NVIDIA H200, r50' for each distinct setup and network measured."""
+    seen = []
+    for row in rows:
+        if row["status"] == "missing" or not row.get("setup"):
+            continue
+        text = f"{row['setup']}, {row['network']}" if row.get("network") else row["setup"]
+        if text not in seen:
+            seen.append(text)
+    return "; ".join(seen) if seen else "no runs"
+
+
+def draw(rows, figure, seed_key, ylabel, title):
+    """One figure (SPEED or MEMORY) with every column's lines, gaps and legend."""
+    columns = list(dict.fromkeys(row["column"] for row in rows))
+    any_emulated = any(emulated(row) for row in rows if row["status"] != "missing")
+    fig, ax = plt.subplots(figsize=(10, 5))
+    for i, column in enumerate(columns):
+        colour = f"C{i}"
+        ours, seed, gaps = series(rows, column, figure, seed_key)
+        if any(not math.isnan(v) for _, v in ours):
+            ax.plot(*zip(*ours), "o-", color=colour, label=f"{column} (ours)")
+        if seed:
+            ax.plot(*zip(*seed), "s--", color=colour, alpha=0.6, label=f"{column} (seed)")
+        for kind, (style, words) in GAPS.items():
+            for k, n in enumerate(gaps[kind]):
+                ax.axvline(n, color=colour, linestyle=style, alpha=0.6,
+                           label=f"{column}: {words} (ours)" if k == 0 else None)
+    ax.set_xscale("log")
+    ax.set_xlabel("identities")
+    ax.set_ylabel(ylabel)
+    subtitle = f"ours: {setups(rows)}"
+    if figure == SPEED and any_emulated:
+        subtitle += "\nemulated runs: compute plus the modelled communication"
+    ax.set_title(f"{title}: ours (solid) vs seed 8 x V100-32GB (dashed)\n{subtitle}",
+                 fontsize=9)
+    ax.grid(True, which="both", alpha=0.3)
+    # Beside the axes: inside, it would cover the points of the smallest identity counts.
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
+    return fig
 
 
 def plot(rows, out_dir):
-    columns = list(dict.fromkeys(row["column"] for row in rows))
     written = []
-    for name, ours_key, seed_key, ylabel, title in FIGURES:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for i, column in enumerate(columns):
-            colour = f"C{i}"
-            ours, seed, oom = points(rows, column, ours_key, seed_key)
-            if ours:
-                ax.plot(*zip(*ours), "o-", color=colour, label=f"{column} (ours)")
-            if seed:
-                ax.plot(*zip(*seed), "s--", color=colour, alpha=0.6, label=f"{column} (seed)")
-            for n in oom:  # did not fit: marked on the axis
-                ax.axvline(n, color=colour, linestyle=":", alpha=0.5)
-        ax.set_xscale("log")
-        ax.set_xlabel("identities")
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"{title}: ours (solid) vs seed 8 x V100-32GB (dashed)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        fig.tight_layout()
+    for figure, name, seed_key, ylabel, title in FIGURES:
+        fig = draw(rows, figure, seed_key, ylabel, title)
         path = os.path.join(out_dir, name)
         fig.savefig(path, dpi=120)
         plt.close(fig)

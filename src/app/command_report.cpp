@@ -6,7 +6,6 @@
 #include <mpi.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <memory>
 
@@ -31,10 +30,6 @@ int run_report(const ReportOptions& options) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return kExitOk;
 
-  // A run still training holds its metrics.h5 open; HDF5's file lock would refuse to open it
-  // for reading. The writer flushes after every row, so reading it unlocked is safe enough
-  // for a report (a user's own setting of the variable is kept).
-  setenv("HDF5_USE_FILE_LOCKING", "FALSE", 0);
   const FoundRuns found = find_bench_runs(options.paths);
   for (const std::string& problem : found.unreadable)
     spdlog::warn("report: skipped {}", problem);

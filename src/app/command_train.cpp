@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <memory>
 
 #include "app/commands.h"
@@ -11,7 +12,9 @@
 #include "backend/backend.h"
 #include "comm/emulated_comm.h"
 #include "config/load_config.h"
+#include "io/durable_file.h"
 #include "train/trainer.h"
+#include "train/training_log.h"
 
 namespace pfc {
 
@@ -20,7 +23,16 @@ namespace {
 struct TrainOptions {
   std::string config;
   std::vector<std::string> overrides;
+  std::string outcome_file;
 };
+
+// " (Slurm job 123, restart 1)": which attempt of a requeued job a log's lines belong to.
+std::string slurm_attempt() {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  if (!job) return "";
+  const char* restarts = std::getenv("SLURM_RESTART_COUNT");
+  return fmt::format(" (Slurm job {}, restart {})", job, restarts ? restarts : "0");
+}
 
 // Emulated: this one process plays rank emulate_rank of emulate_world_size on the first
 // device. Otherwise one rank per MPI process: NCCL between GPUs, MPI between CPU ranks.
@@ -51,7 +63,7 @@ int run_train(const TrainOptions& options) {
   if (emulated) {
     // One rank's shard of a world that does not exist cannot be resumed, nor make a
     // checkpoint the others' shards would complete.
-    if (cfg.resume)
+    if (cfg.resume == ResumeMode::on)
       throw UsageError("resume = true cannot be combined with emulate_world_size > 0: "
                        "emulated runs write no checkpoints");
     cfg.checkpoint_every = -1;
@@ -60,20 +72,27 @@ int run_train(const TrainOptions& options) {
   Comm& comm = *place.comm;
   const bool leader = emulated || comm.rank() == 0;
   if (leader) {
+    open_training_log(cfg.output);
     if (emulated)
       spdlog::info("pfc train: {} as rank {} of {} (emulated: {} GB/s, {} us per hop), {} "
-                   "backend, method {}, {} classes",
+                   "backend, method {}, {} classes{}",
                    options.config, comm.rank(), comm.world_size(), cfg.emulate_bandwidth_gbps,
-                   cfg.emulate_latency_us, place.backend->name(), cfg.method, cfg.num_classes);
+                   cfg.emulate_latency_us, place.backend->name(), cfg.method, cfg.num_classes,
+                   slurm_attempt());
     else
-      spdlog::info("pfc train: {} on {} rank(s), {} backend, method {}, {} classes",
+      spdlog::info("pfc train: {} on {} rank(s), {} backend, method {}, {} classes{}",
                    options.config, comm.world_size(), place.backend->name(), cfg.method,
-                   cfg.num_classes);
+                   cfg.num_classes, slurm_attempt());
   }
   const TrainerRun run = train(cfg, comm, *place.backend, process_command_line());
   if (leader && run.stopped_by_signal)
     spdlog::info("stopped by signal after step {}{}", run.steps_done,
                  cfg.checkpoint_every >= 0 ? "; checkpoint written" : "");
+  if (leader && !options.outcome_file.empty()) {
+    const bool saved = cfg.checkpoint_every >= 0;
+    const char* outcome = !run.stopped_by_signal ? "done" : saved ? "stopped" : "interrupted";
+    replace_file_atomically(options.outcome_file, fmt::format("{} {}\n", outcome, run.steps_done));
+  }
   return kExitOk;
 }
 
@@ -84,6 +103,11 @@ CommandRunner add_train_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("train", "Train iresnet + PartialFC from a TOML config");
   cmd->add_option("config", options->config, "TOML config (see input/)")->required();
   cmd->add_option("--set", options->overrides, "override a config key: --set key=value");
+  cmd->add_option("--outcome-file", options->outcome_file,
+                  "when the run ends without an error, write how to FILE: \"done STEP\" (its "
+                  "last step trained), \"stopped STEP\" (a stop signal ended it earlier, after "
+                  "its checkpoint) or \"interrupted STEP\" (the same with checkpoint_every = "
+                  "-1: nothing to continue from); for job scripts (jobs/train.sbatch)");
   return [options] { return run_train(*options); };
 }
 

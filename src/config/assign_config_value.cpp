@@ -101,6 +101,17 @@ struct Assigner {
     return true;
   }
 
+  bool operator()(ResumeMode Config::*m) const {
+    if (const auto* b = value.as_boolean()) {
+      cfg.*m = b->get() ? ResumeMode::on : ResumeMode::off;
+      return true;
+    }
+    const auto* s = value.as_string();
+    if (!s || s->get() != "auto") return false;
+    cfg.*m = ResumeMode::automatic;
+    return true;
+  }
+
   template <typename T>
   bool store(T Config::*m, std::optional<T> v) const {
     if (v) cfg.*m = std::move(*v);

@@ -9,6 +9,11 @@
 
 namespace pfc {
 
+// `resume`: false (start a new run, or from resume_from), true (continue from the latest
+// checkpoint in `output`; there must be one), or "auto" (continue when there is one, else
+// start: the setting for jobs that may be requeued).
+enum class ResumeMode { off, on, automatic };
+
 struct Config {
   // ---- arcface_torch's keys -------------------------------------------------------------
   std::string network = "r50";        // r18 r34 r50 r100 r200, or "custom" (layers/widths)
@@ -47,7 +52,7 @@ struct Config {
   std::string synthetic_labels = "constant";  // "constant" (label 1) | "uniform"
   std::int64_t checkpoint_every = 0;  // 0: only at the end; -1: never
   std::int64_t keep_checkpoints = 2;
-  bool resume = false;
+  ResumeMode resume = ResumeMode::off;
   std::string resume_from;  // a checkpoint folder (or a run's output folder) to start from
   std::int64_t data_workers = 4;
   std::int64_t emulate_world_size = 0;  // > 0: play one rank of a world this size

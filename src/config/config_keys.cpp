@@ -102,7 +102,9 @@ const ConfigKey kKeys[] = {
      {.min = at_least(-1)}},
     {"keep_checkpoints", &Config::keep_checkpoints, "how many recent checkpoints to keep",
      {.min = at_least(1)}},
-    {"resume", &Config::resume, "continue from the latest checkpoint in `output`"},
+    {"resume", &Config::resume,
+     "continue from the latest checkpoint in `output`: true (there must be one), \"auto\" "
+     "(when there is one, else start a new run: for jobs that may be requeued), or false"},
     {"resume_from", &Config::resume_from,
      "start a new run in `output` from this checkpoint: a step_NNNNNNN folder, or a run's output "
      "folder (its latest checkpoint); on any number of ranks"},
@@ -179,6 +181,7 @@ std::string describe_type(const ConfigKey& key) {
     std::string operator()(std::array<double, 3> Config::*) const {
       return "an array of 3 numbers";
     }
+    std::string operator()(ResumeMode Config::*) const { return "true, false or \"auto\""; }
   };
   return std::visit(Namer{}, key.field);
 }

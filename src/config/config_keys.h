@@ -20,7 +20,7 @@ namespace pfc {
 using ConfigField =
     std::variant<bool Config::*, std::int64_t Config::*, double Config::*, std::string Config::*,
                  std::vector<std::int64_t> Config::*, std::vector<double> Config::*,
-                 std::array<double, 3> Config::*>;
+                 std::array<double, 3> Config::*, ResumeMode Config::*>;
 
 struct ConfigBound {
   double value;

@@ -94,6 +94,7 @@ struct LimitCheck {
   std::optional<std::string> operator()(std::array<double, 3> Config::*m) const {
     return elements(cfg.*m);
   }
+  std::optional<std::string> operator()(ResumeMode Config::*) const { return std::nullopt; }
 
   std::optional<std::string> number(double v) const {
     if (within(key.limits, v)) return std::nullopt;
@@ -164,9 +165,11 @@ const Rule kRules[] = {
                          d.setting("emulate_rank"), d.setting("emulate_world_size"));
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
-      if (!c.resume || c.resume_from.empty()) return std::nullopt;
+      // "auto" with resume_from: the run's own checkpoint when it has one, else resume_from.
+      if (c.resume != ResumeMode::on || c.resume_from.empty()) return std::nullopt;
       return fmt::format("{} continues the run in `output` and {} starts a new one from another "
-                         "checkpoint: set one of them",
+                         "checkpoint: set one of them (resume = \"auto\" does the first when "
+                         "`output` has a checkpoint, else the second)",
                          d.setting("resume"), d.setting("resume_from"));
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {

@@ -37,13 +37,31 @@ Handle open_attribute(hid_t loc, const std::string& object, const std::string& n
                         loc, fmt::format("read attribute '{}' of '{}'", name, object)));
 }
 
-Handle replace_attribute(hid_t loc, const std::string& object, const std::string& name,
-                         hid_t type, hid_t space) {
-  if (H5Aexists_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT) > 0)
-    H5Adelete_by_name(loc, object.c_str(), name.c_str(), H5P_DEFAULT);
-  return Handle(checked(H5Acreate_by_name(loc, object.c_str(), name.c_str(), type, space,
-                                          H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                        loc, fmt::format("write attribute '{}' of '{}'", name, object)));
+// Writes an attribute: into the existing one when it has the same type and shape (in place,
+// which a file in SWMR mode allows), else into a new one replacing it. The attribute is opened
+// through its object's own handle: HDF5 1.10 cannot write one opened by path once its object
+// is closed ("can't locate open attribute").
+void write_attribute_data(hid_t loc, const std::string& object, const std::string& name,
+                          hid_t type, hid_t space, const void* data) {
+  const std::string what = fmt::format("write attribute '{}' of '{}'", name, object);
+  Handle owner(checked(H5Oopen(loc, object.c_str(), H5P_DEFAULT), loc, what));
+  Handle attr;
+  if (H5Aexists(owner.get(), name.c_str()) > 0) {
+    attr = Handle(H5Aopen(owner.get(), name.c_str(), H5P_DEFAULT));
+    if (attr.valid()) {
+      Handle existing_type(H5Aget_type(attr.get()));
+      Handle existing_space(H5Aget_space(attr.get()));
+      if (H5Tequal(existing_type.get(), type) <= 0 ||
+          H5Sextent_equal(existing_space.get(), space) <= 0)
+        attr.reset();
+    }
+    if (!attr.valid()) H5Adelete(owner.get(), name.c_str());
+  }
+  if (!attr.valid())
+    attr = Handle(checked(H5Acreate2(owner.get(), name.c_str(), type, space, H5P_DEFAULT,
+                                     H5P_DEFAULT),
+                          loc, what));
+  checked_status(H5Awrite(attr.get(), type, data), loc, what);
 }
 
 }  // namespace
@@ -77,6 +95,23 @@ void quiet_errors() {
   std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
 }
 
+namespace {
+
+// File access for the live modes: the latest format and no advisory lock (see Mode).
+Handle live_file_access(bool clear_stale_write_mark) {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  H5Pset_file_locking(fapl.get(), false, true);
+  if (clear_stale_write_mark) {
+    // What h5clear -s does: the mark of a writer that died stays in the superblock.
+    hbool_t clear = true;
+    H5Pset(fapl.get(), "clear_status_flags", &clear);
+  }
+  return fapl;
+}
+
+}  // namespace
+
 File::File(const std::string& path, Mode mode) : path_(path) {
   quiet_errors();
   hid_t id = H5I_INVALID_HID;
@@ -86,12 +121,30 @@ File::File(const std::string& path, Mode mode) : path_(path) {
     case Mode::create_truncate:
       id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
       break;
+    case Mode::live_create:
+      id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, live_file_access(false).get());
+      break;
+    case Mode::live_read_write:
+      id = H5Fopen(path.c_str(), H5F_ACC_RDWR, live_file_access(false).get());
+      if (id < 0) {
+        id = H5Fopen(path.c_str(), H5F_ACC_RDWR, live_file_access(true).get());
+        cleared_stale_write_mark_ = id >= 0;
+      }
+      break;
+    case Mode::live_read:
+      id = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ,
+                   live_file_access(false).get());
+      break;
   }
-  if (id < 0)
+  if (id < 0) {
+    const bool creating = mode == Mode::create_truncate || mode == Mode::live_create;
     throw Error(fmt::format("cannot {} HDF5 file '{}' (missing, unreadable or not HDF5)",
-                            mode == Mode::create_truncate ? "create" : "open", path));
+                            creating ? "create" : "open", path));
+  }
   handle_ = Handle(id);
 }
+
+bool File::start_swmr_write() { return H5Fstart_swmr_write(id()) >= 0; }
 
 void File::flush() { H5Fflush(id(), H5F_SCOPE_LOCAL); }
 
@@ -235,23 +288,20 @@ std::string read_attribute_string(hid_t loc, const std::string& object, const st
 void write_attribute(hid_t loc, const std::string& object, const std::string& name,
                      double value) {
   Handle space(H5Screate(H5S_SCALAR));
-  Handle attr = replace_attribute(loc, object, name, H5T_NATIVE_DOUBLE, space.get());
-  checked_status(H5Awrite(attr.get(), H5T_NATIVE_DOUBLE, &value), loc, "write attribute");
+  write_attribute_data(loc, object, name, H5T_NATIVE_DOUBLE, space.get(), &value);
 }
 
 void write_attribute(hid_t loc, const std::string& object, const std::string& name,
                      std::int64_t value) {
   Handle space(H5Screate(H5S_SCALAR));
-  Handle attr = replace_attribute(loc, object, name, H5T_NATIVE_INT64, space.get());
-  checked_status(H5Awrite(attr.get(), H5T_NATIVE_INT64, &value), loc, "write attribute");
+  write_attribute_data(loc, object, name, H5T_NATIVE_INT64, space.get(), &value);
 }
 
 void write_attribute(hid_t loc, const std::string& object, const std::string& name,
                      const std::vector<std::int64_t>& values) {
   const hsize_t n = values.size();
   Handle space(H5Screate_simple(1, &n, nullptr));
-  Handle attr = replace_attribute(loc, object, name, H5T_NATIVE_INT64, space.get());
-  checked_status(H5Awrite(attr.get(), H5T_NATIVE_INT64, values.data()), loc, "write attribute");
+  write_attribute_data(loc, object, name, H5T_NATIVE_INT64, space.get(), values.data());
 }
 
 void write_attribute(hid_t loc, const std::string& object, const std::string& name,
@@ -260,9 +310,8 @@ void write_attribute(hid_t loc, const std::string& object, const std::string& na
   H5Tset_size(type.get(), H5T_VARIABLE);
   H5Tset_cset(type.get(), H5T_CSET_UTF8);
   Handle space(H5Screate(H5S_SCALAR));
-  Handle attr = replace_attribute(loc, object, name, type.get(), space.get());
   const char* text = value.c_str();
-  checked_status(H5Awrite(attr.get(), type.get(), &text), loc, "write attribute");
+  write_attribute_data(loc, object, name, type.get(), space.get(), &text);
 }
 
 }  // namespace pfc::h5

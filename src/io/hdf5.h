@@ -32,7 +32,24 @@ class Handle {
   hid_t id_ = H5I_INVALID_HID;
 };
 
-enum class Mode { read, read_write, create_truncate };
+enum class Mode {
+  read,
+  read_write,
+  create_truncate,
+  // A file one process grows while others read it (metrics.h5), in HDF5's single-writer /
+  // multiple-reader mode (SWMR): the writer creates or opens it in the latest file format,
+  // which SWMR needs, makes every object it will use, then calls start_swmr_write(); readers
+  // open it with read_live (h5py: swmr=True). No mode here takes HDF5's advisory file lock
+  // (flock): the file's own "open for writing" mark already stops a second writer and a
+  // reader that is not SWMR, a reader left open (a notebook watching a job that was
+  // preempted) must not stop the requeued job from continuing the file, and Lustre mounted
+  // without flock support refuses the lock outright.
+  live_create,
+  // Opens a live file to continue it. A mark left by a writer that was killed before it could
+  // close the file is cleared (cleared_stale_write_mark() says so).
+  live_read_write,
+  live_read,
+};
 
 class File {
  public:
@@ -40,10 +57,17 @@ class File {
   hid_t id() const { return handle_.get(); }
   const std::string& path() const { return path_; }
   void flush();
+  // From now on readers may open the file (live_read) while this process appends to its
+  // datasets and overwrites their values; no object may be created or deleted any more.
+  // False when the file's format predates SWMR (written by an older pfc): it stays writable,
+  // readable once closed.
+  bool start_swmr_write();
+  bool cleared_stale_write_mark() const { return cleared_stale_write_mark_; }
 
  private:
   std::string path_;
   Handle handle_;
+  bool cleared_stale_write_mark_ = false;
 };
 
 // Silences HDF5's own error printing; pfc reports errors itself. Called once per process.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <mpi.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,10 +19,38 @@ namespace pfc {
 
 namespace {
 
-constexpr const char* kScalarColumns[] = {"wall_time_s", "loss", "lr", "loss_scale",
-                                          "samples_per_s", "comm_time_s"};
+// The datasets of /steps, in the order a row is written. Units as UDUNITS spells them ("1":
+// dimensionless), so that generic HDF5 tools can label axes.
+struct StepColumn {
+  const char* name;
+  DType dtype;
+  bool per_rank;
+  const char* units;
+  const char* description;
+};
+
+constexpr StepColumn kStepColumns[] = {
+    {"step", DType::i64, false, "1", "optimizer steps done, those before a resume included"},
+    {"wall_time_s", DType::f64, false, "s", "seconds since this process set started"},
+    {"loss", DType::f64, false, "1", "mean loss over the steps since the previous row"},
+    {"lr", DType::f64, false, "1", "learning rate of the row's last step"},
+    {"loss_scale", DType::f64, false, "1", "fp16 loss scale after the row's last step"},
+    {"samples_per_s", DType::f64, false, "samples/s",
+     "images per second over the steps since the previous row, all ranks together"},
+    {"skipped_records", DType::i64, false, "records",
+     "damaged records skipped so far, all ranks together"},
+    {"comm_time_s", DType::f64, false, "s",
+     "modelled time of one step's collectives (emulated runs; 0 otherwise)"},
+    {"step_time_s", DType::f64, true, "s", "each rank's time for the row's last step"},
+    {"mem_in_use_bytes", DType::i64, true, "bytes",
+     "each rank's allocated bytes after the row's last step"},
+    {"mem_peak_bytes", DType::i64, true, "bytes",
+     "each rank's peak allocated bytes during the row's last step"},
+};
+
 constexpr const char* kMemoryDataset = "/memory/peak_bytes_by_purpose";
-// The first rows include warm-up (cuDNN autotuning, allocator growth): left out of medians.
+// The first rows include warm-up (cuDNN autotuning, allocator growth): left out of medians,
+// the first row always.
 constexpr double kWarmupFraction = 0.2;
 
 std::string iso_time_now() {
@@ -58,14 +87,20 @@ std::string purpose_names() {
   return names;
 }
 
-// Median of the values after the first kWarmupFraction of them, NaNs left out.
+// How many of n rows are warm-up.
+std::size_t warmup_rows(std::size_t n) {
+  const auto fraction =
+      static_cast<std::size_t>(std::floor(kWarmupFraction * static_cast<double>(n)));
+  return std::min(n, std::max<std::size_t>(1, fraction));
+}
+
+// Median of the values after the warm-up rows, NaNs left out; NaN when none is left.
 double steady_median(const std::vector<double>& values) {
-  const auto skip = static_cast<std::ptrdiff_t>(
-      std::floor(kWarmupFraction * static_cast<double>(values.size())));
+  const auto skip = static_cast<std::ptrdiff_t>(warmup_rows(values.size()));
   std::vector<double> steady;
   std::copy_if(values.begin() + skip, values.end(), std::back_inserter(steady),
                [](double v) { return !std::isnan(v); });
-  if (steady.empty()) return 0.0;
+  if (steady.empty()) return std::numeric_limits<double>::quiet_NaN();
   const auto mid = steady.begin() + static_cast<std::ptrdiff_t>(steady.size() / 2);
   std::nth_element(steady.begin(), mid, steady.end());
   if (steady.size() % 2 == 1) return *mid;
@@ -87,19 +122,25 @@ MetricsWriter MetricsWriter::create(const std::string& path, const Config& cfg,
                                     const RunInfo& info) {
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  MetricsWriter writer(h5::File(path, h5::Mode::create_truncate));
+  MetricsWriter writer(h5::File(path, h5::Mode::live_create));
   h5::write_attribute(writer.file_.id(), "/", "start_time", iso_time_now());
   writer.write_root_attributes(cfg, info);
-  writer.create_tables(info.emulated ? 1 : info.world_size);
+  const std::int64_t ranks = info.emulated ? 1 : info.world_size;
+  writer.create_tables(ranks);
+  writer.create_memory_table(ranks);
+  writer.describe_tables();
   writer.write_summary(RunOutcome{"running", "", 0, 0});
-  writer.file_.flush();
+  writer.go_live();
   return writer;
 }
 
 MetricsWriter MetricsWriter::resume(const std::string& path, const Config& cfg,
                                     const RunInfo& info, std::int64_t resumed_step) {
   if (!std::filesystem::exists(path)) return create(path, cfg, info);
-  MetricsWriter writer(h5::File(path, h5::Mode::read_write));
+  MetricsWriter writer(h5::File(path, h5::Mode::live_read_write));
+  if (writer.file_.cleared_stale_write_mark())
+    spdlog::warn("{} was left open by a run that did not end cleanly (killed?); continuing it",
+                 path);
   const hid_t id = writer.file_.id();
   PFC_CHECK(h5::exists(id, "/steps/step"),
             "metrics file '{}' has no /steps/step: not written by pfc; move it away to resume",
@@ -119,10 +160,20 @@ MetricsWriter MetricsWriter::resume(const std::string& path, const Config& cfg,
   resumes.push_back(resumed_step);
   h5::write_attribute(id, "/", "resumed_from_steps", resumes);
   writer.write_root_attributes(cfg, info);
-  writer.reload_figures();
+  writer.reload_figures(info.emulated ? 1 : info.world_size);
+  writer.describe_tables();
   writer.write_summary(RunOutcome{"running", "", 0, 0});
-  writer.file_.flush();
+  writer.go_live();
   return writer;
+}
+
+void MetricsWriter::go_live() {
+  file_.flush();
+  if (!file_.start_swmr_write())
+    spdlog::warn("{} is in an HDF5 format older than single-writer/multiple-reader (written by "
+                 "an earlier pfc): the run continues it, but it can be read only once the run "
+                 "has ended",
+                 path());
 }
 
 void MetricsWriter::write_root_attributes(const Config& cfg, const RunInfo& info) {
@@ -154,21 +205,47 @@ void MetricsWriter::write_root_attributes(const Config& cfg, const RunInfo& info
   text("cuda_version", info.cuda_version);
   text("cudnn_version", info.cudnn_version);
   text("nccl_version", info.nccl_version);
+  text("slurm_job_id", info.slurm_job_id);
+  text("slurm_job_name", info.slurm_job_name);
+  text("slurm_job_nodelist", info.slurm_job_nodelist);
+  text("slurm_job_partition", info.slurm_job_partition);
+  text("slurm_restart_count", info.slurm_restart_count);
 }
 
 void MetricsWriter::create_tables(std::int64_t ranks) {
   const hid_t id = file_.id();
-  h5::create_appendable(id, "/steps/step", DType::i64, 0);
-  h5::create_appendable(id, "/steps/skipped_records", DType::i64, 0);
-  for (const char* name : kScalarColumns)
-    h5::create_appendable(id, fmt::format("/steps/{}", name), DType::f64, 0);
-  h5::create_appendable(id, "/steps/step_time_s", DType::f64, ranks);
-  h5::create_appendable(id, "/steps/mem_in_use_bytes", DType::i64, ranks);
-  h5::create_appendable(id, "/steps/mem_peak_bytes", DType::i64, ranks);
+  for (const StepColumn& column : kStepColumns)
+    h5::create_appendable(id, fmt::format("/steps/{}", column.name), column.dtype,
+                          column.per_rank ? ranks : 0);
   h5::require_group(id, "/summary");
 }
 
-void MetricsWriter::reload_figures() {
+void MetricsWriter::describe_tables() {
+  const hid_t id = file_.id();
+  for (const StepColumn& column : kStepColumns) {
+    const std::string path = fmt::format("/steps/{}", column.name);
+    h5::write_attribute(id, path, "units", column.units);
+    h5::write_attribute(id, path, "description", column.description);
+  }
+  h5::write_attribute(id, kMemoryDataset, "units", "bytes");
+  h5::write_attribute(id, kMemoryDataset, "purposes", purpose_names());
+}
+
+// [ranks, purposes] zeros: the table exists before the file goes live (it is then only
+// overwritten); a resume on another number of ranks starts it again.
+void MetricsWriter::create_memory_table(std::int64_t ranks) {
+  const hid_t id = file_.id();
+  if (h5::exists(id, kMemoryDataset))
+    PFC_CHECK(H5Ldelete(id, kMemoryDataset, H5P_DEFAULT) >= 0, "cannot replace {} in {}",
+              kMemoryDataset, path());
+  memory_peaks_.assign(static_cast<std::size_t>(ranks), MemoryPeaks{});
+  Tensor zeros = Tensor::host({ranks, static_cast<std::int64_t>(kMemoryPurposeCount)},
+                              DType::i64);
+  std::fill_n(zeros.data<std::int64_t>(), zeros.numel(), std::int64_t{0});
+  h5::write_tensor(id, kMemoryDataset, zeros);
+}
+
+void MetricsWriter::reload_figures(std::int64_t ranks) {
   const hid_t id = file_.id();
   const auto column = [&](const char* name) {
     const Tensor t = h5::read_tensor(id, fmt::format("/steps/{}", name), DType::f64);
@@ -177,25 +254,27 @@ void MetricsWriter::reload_figures() {
   samples_per_s_ = column("samples_per_s");
   comm_time_s_ = column("comm_time_s");
   const Tensor step_time = h5::read_tensor(id, "/steps/step_time_s", DType::f64);
-  const std::int64_t ranks = step_time.rank() == 2 ? step_time.dim(1) : 1;
+  const std::int64_t step_time_ranks = step_time.rank() == 2 ? step_time.dim(1) : 1;
   step_time_s_.clear();
   for (std::int64_t r = 0; r < static_cast<std::int64_t>(samples_per_s_.size()); ++r)
-    step_time_s_.push_back(max_ignoring_nan(step_time.data<double>() + r * ranks, ranks));
+    step_time_s_.push_back(
+        max_ignoring_nan(step_time.data<double>() + r * step_time_ranks, step_time_ranks));
   const Tensor steps = h5::read_tensor(id, "/steps/step", DType::i64);
   last_step_ = steps.numel() ? steps.data<std::int64_t>()[steps.numel() - 1] : 0;
   const Tensor peaks = h5::read_tensor(id, "/steps/mem_peak_bytes", DType::i64);
   mem_peak_bytes_ = 0;
   for (std::int64_t i = 0; i < peaks.numel(); ++i)
     mem_peak_bytes_ = std::max(mem_peak_bytes_, peaks.data<std::int64_t>()[i]);
-  if (h5::exists(id, kMemoryDataset)) {
-    const Tensor stored = h5::read_tensor(id, kMemoryDataset, DType::i64);
-    if (stored.rank() == 2 && stored.dim(1) == static_cast<std::int64_t>(kMemoryPurposeCount)) {
-      memory_peaks_.assign(static_cast<std::size_t>(stored.dim(0)), MemoryPeaks{});
-      for (std::size_t r = 0; r < memory_peaks_.size(); ++r)
-        for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
-          memory_peaks_[r][p] = stored.data<std::int64_t>()[r * kMemoryPurposeCount + p];
-    }
+  const Shape memory_shape{ranks, static_cast<std::int64_t>(kMemoryPurposeCount)};
+  if (!h5::exists(id, kMemoryDataset) || h5::dataset_shape(id, kMemoryDataset) != memory_shape) {
+    create_memory_table(ranks);
+    return;
   }
+  const Tensor stored = h5::read_tensor(id, kMemoryDataset, DType::i64);
+  memory_peaks_.assign(static_cast<std::size_t>(ranks), MemoryPeaks{});
+  for (std::size_t r = 0; r < memory_peaks_.size(); ++r)
+    for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
+      memory_peaks_[r][p] = stored.data<std::int64_t>()[r * kMemoryPurposeCount + p];
 }
 
 void MetricsWriter::append(const StepMetrics& row) {
@@ -223,37 +302,27 @@ void MetricsWriter::append(const StepMetrics& row) {
   step_time_s_.push_back(max_ignoring_nan(row.step_time_s.data(),
                                           static_cast<std::int64_t>(row.step_time_s.size())));
   for (std::int64_t peak : row.mem_peak_bytes) mem_peak_bytes_ = std::max(mem_peak_bytes_, peak);
-  write_summary(RunOutcome{"running", "", 0, 0});
+  write_figures();
   file_.flush();
 }
 
 void MetricsWriter::record_memory(const std::vector<MemoryPeaks>& peaks_by_rank) {
-  if (memory_peaks_.size() != peaks_by_rank.size()) {
-    memory_peaks_ = peaks_by_rank;
-  } else {
-    for (std::size_t r = 0; r < peaks_by_rank.size(); ++r)
-      for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
-        memory_peaks_[r][p] = std::max(memory_peaks_[r][p], peaks_by_rank[r][p]);
-  }
-  const hid_t id = file_.id();
+  PFC_CHECK(peaks_by_rank.size() == memory_peaks_.size(),
+            "{}: memory peaks of {} ranks for a table of {}", path(), peaks_by_rank.size(),
+            memory_peaks_.size());
+  for (std::size_t r = 0; r < peaks_by_rank.size(); ++r)
+    for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
+      memory_peaks_[r][p] = std::max(memory_peaks_[r][p], peaks_by_rank[r][p]);
   const auto ranks = static_cast<std::int64_t>(memory_peaks_.size());
   Tensor table = Tensor::host({ranks, static_cast<std::int64_t>(kMemoryPurposeCount)},
                               DType::i64);
   for (std::int64_t r = 0; r < ranks; ++r)
     std::copy(memory_peaks_[r].begin(), memory_peaks_[r].end(),
               table.data<std::int64_t>() + r * static_cast<std::int64_t>(kMemoryPurposeCount));
-  if (h5::exists(id, kMemoryDataset) && h5::dataset_shape(id, kMemoryDataset) != table.shape())
-    PFC_CHECK(H5Ldelete(id, kMemoryDataset, H5P_DEFAULT) >= 0, "cannot replace {} in {}",
-              kMemoryDataset, path());
-  if (h5::exists(id, kMemoryDataset)) {
-    h5::Handle dataset(H5Dopen2(id, kMemoryDataset, H5P_DEFAULT));
-    PFC_CHECK(dataset.valid() && H5Dwrite(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL,
-                                          H5P_DEFAULT, table.raw()) >= 0,
-              "cannot write {} in {}", kMemoryDataset, path());
-  } else {
-    h5::write_tensor(id, kMemoryDataset, table);
-    h5::write_attribute(id, kMemoryDataset, "purposes", purpose_names());
-  }
+  h5::Handle dataset(H5Dopen2(file_.id(), kMemoryDataset, H5P_DEFAULT));
+  PFC_CHECK(dataset.valid() && H5Dwrite(dataset.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL,
+                                        H5P_DEFAULT, table.raw()) >= 0,
+            "cannot write {} in {}", kMemoryDataset, path());
   file_.flush();
 }
 
@@ -263,6 +332,9 @@ void MetricsWriter::record_device_overhead(std::int64_t bytes) {
 }
 
 void MetricsWriter::finish(const RunOutcome& outcome) {
+  // The one change of text while live: status and message are variable-length strings, whose
+  // new values HDF5 stores in fresh heap space; a reader polling at that instant may have to
+  // read the summary again.
   write_summary(outcome);
   file_.flush();
 }
@@ -271,14 +343,22 @@ void MetricsWriter::write_summary(const RunOutcome& outcome) {
   const hid_t id = file_.id();
   h5::write_attribute(id, "/summary", "status", outcome.status);
   h5::write_attribute(id, "/summary", "message", outcome.message);
+  h5::write_attribute(id, "/summary", "mem_needed_bytes", outcome.mem_needed_bytes);
+  h5::write_attribute(id, "/summary", "mem_available_bytes", outcome.mem_available_bytes);
+  write_figures();
+}
+
+void MetricsWriter::write_figures() {
+  const hid_t id = file_.id();
   h5::write_attribute(id, "/summary", "steps", last_step_);
+  h5::write_attribute(id, "/summary", "timed_rows",
+                      static_cast<std::int64_t>(samples_per_s_.size() -
+                                                warmup_rows(samples_per_s_.size())));
   h5::write_attribute(id, "/summary", "samples_per_s", steady_median(samples_per_s_));
   h5::write_attribute(id, "/summary", "step_time_s", steady_median(step_time_s_));
   h5::write_attribute(id, "/summary", "comm_time_s", steady_median(comm_time_s_));
   h5::write_attribute(id, "/summary", "mem_peak_bytes", mem_peak_bytes_);
   h5::write_attribute(id, "/summary", "device_overhead_bytes", device_overhead_bytes_);
-  h5::write_attribute(id, "/summary", "mem_needed_bytes", outcome.mem_needed_bytes);
-  h5::write_attribute(id, "/summary", "mem_available_bytes", outcome.mem_available_bytes);
 }
 
 }  // namespace pfc

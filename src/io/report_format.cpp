@@ -34,13 +34,14 @@ std::string out_of_memory_text(const BenchRun& run) {
 
 // Our figure for a cell: the value when the run finished, marked when it did not, the
 // reason when it has none.
-std::string our_text(const BenchCell& cell, double value, const std::string& figure) {
+std::string our_text(const BenchCell& cell, const std::string& figure) {
   if (!cell.run) return kMissing;
   const BenchRun& run = *cell.run;
   if (run.status == "out_of_memory") return out_of_memory_text(run);
   if (run.status == "failed") return "failed";
   if (run.status == "running")
-    return value > 0 ? figure + " (unfinished)" : std::string("unfinished");
+    return measured(run) ? figure + " (unfinished)" : std::string("unfinished");
+  if (!measured(run)) return "not measured";
   // A run stopped by a signal (the time limit near) finished cleanly, after fewer steps.
   if (!run.message.empty()) return figure + " (stopped early)";
   return figure;
@@ -48,12 +49,12 @@ std::string our_text(const BenchCell& cell, double value, const std::string& fig
 
 std::string speed_text(const BenchCell& cell) {
   const double value = cell.run ? cell.run->samples_per_s : 0;
-  return our_text(cell, value, fmt::format("{:.0f}", value));
+  return our_text(cell, fmt::format("{:.0f}", value));
 }
 
 std::string speed_with_comm_text(const BenchCell& cell) {
   const double value = cell.run ? samples_per_s_with_comm(*cell.run) : 0;
-  return our_text(cell, value, fmt::format("{:.0f}", value));
+  return our_text(cell, fmt::format("{:.0f}", value));
 }
 
 bool any_emulated(const BenchTable& table) {
@@ -71,7 +72,7 @@ std::int64_t device_bytes(const BenchRun& run) {
 std::string memory_text(const BenchCell& cell) {
   const double value =
       cell.run ? static_cast<double>(device_bytes(*cell.run)) / kBytesPerGB : 0;
-  return our_text(cell, value, fmt::format("{:.1f}", value));
+  return our_text(cell, fmt::format("{:.1f}", value));
 }
 
 // "8 × NVIDIA H200", "8 ranks emulated on NVIDIA H200", "2 ranks on cpu".
@@ -158,7 +159,8 @@ std::string format_report_markdown(const BenchTable& table) {
   text += fmt::format("\n{} = not run (or, for the seed, out of memory); OOM = did not fit, with "
                       "what the run needed and what the device had; unfinished = the run "
                       "ended before it wrote its summary; stopped early = stopped by a signal "
-                      "(the time limit near) after fewer steps than asked.\n", kMissing);
+                      "(the time limit near) after fewer steps than asked; not measured = "
+                      "stopped before a step after the warm-up.\n", kMissing);
   return text;
 }
 
@@ -166,7 +168,7 @@ std::string format_report_csv(const BenchTable& table) {
   std::string text =
       "identities,column,status,samples_per_s,seed_samples_per_s,mem_peak_gb,seed_mem_gb,"
       "mem_needed_gb,mem_available_gb,world_size,emulated,device,gpu_names,path,"
-      "samples_per_s_with_comm,mem_device_gb\n";
+      "samples_per_s_with_comm,mem_device_gb,network,setup\n";
   const auto gb = [](std::int64_t bytes) {
     return fmt::format("{:.3f}", static_cast<double>(bytes) / kBytesPerGB);
   };
@@ -178,7 +180,7 @@ std::string format_report_csv(const BenchTable& table) {
       if (cell.run) {
         const BenchRun& run = *cell.run;
         const bool has_figures =
-            run.status == "ok" || (run.status == "running" && run.samples_per_s > 0);
+            measured(run) && (run.status == "ok" || run.status == "running");
         line += run.status + ",";
         line += has_figures ? fmt::format("{:.1f}", run.samples_per_s) : "";
         line += ",";
@@ -197,9 +199,13 @@ std::string format_report_csv(const BenchTable& table) {
         line += has_figures ? fmt::format("{:.1f}", samples_per_s_with_comm(run)) : "";
         line += ",";
         line += has_figures ? gb(device_bytes(run)) : "";
+        line += ",";
+        line += csv_field(run.network);
+        line += ",";
+        line += csv_field(describe_setup(run));
         line += "\n";
       } else {
-        line += fmt::format("missing,,{:.0f},,{:.3f},,,,,,,,,\n", cell.seed->samples_per_s,
+        line += fmt::format("missing,,{:.0f},,{:.3f},,,,,,,,,,,\n", cell.seed->samples_per_s,
                             cell.seed->memory_mb / kSeedMBPerGB);
       }
       text += line;

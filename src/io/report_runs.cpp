@@ -17,7 +17,7 @@ constexpr const char* kMetricsFileName = "metrics.h5";
 }  // namespace
 
 BenchRun read_bench_run(const std::string& path) {
-  const h5::File file(path, h5::Mode::read);
+  const h5::File file(path, h5::Mode::live_read);
   const hid_t id = file.id();
   const auto text = [&](const char* object, const char* name) {
     return h5::has_attribute(id, object, name) ? h5::read_attribute_string(id, object, name)
@@ -43,11 +43,14 @@ BenchRun read_bench_run(const std::string& path) {
   run.world_size = h5::has_attribute(id, "/", "world_size") ? integer("/", "world_size") : 1;
   run.emulated = integer("/", "emulated") != 0;
   run.device = text("/", "device");
+  run.network = text("/", "network");
   run.gpu_names = text("/", "gpu_names");
   run.start_time = text("/", "start_time");
   run.status = text("/summary", "status");
   run.message = text("/summary", "message");
   run.steps = integer("/summary", "steps");
+  run.timed_rows =
+      h5::has_attribute(id, "/summary", "timed_rows") ? integer("/summary", "timed_rows") : -1;
   run.batch_size = integer("/", "batch_size");
   run.samples_per_s = real("/summary", "samples_per_s");
   run.comm_time_s = real("/summary", "comm_time_s");
@@ -56,6 +59,11 @@ BenchRun read_bench_run(const std::string& path) {
   run.mem_needed_bytes = integer("/summary", "mem_needed_bytes");
   run.mem_available_bytes = integer("/summary", "mem_available_bytes");
   return run;
+}
+
+bool measured(const BenchRun& run) {
+  if (run.timed_rows >= 0) return run.timed_rows > 0;
+  return run.samples_per_s > 0;  // written before timed_rows: 0 meant "no rows"
 }
 
 double samples_per_s_with_comm(const BenchRun& run) {

@@ -17,11 +17,13 @@ struct BenchRun {
   std::int64_t world_size = 1;
   bool emulated = false;
   std::string device;
+  std::string network;
   std::string gpu_names;  // one entry per rank, comma-separated
   std::string start_time;
   std::string status;     // running | ok | out_of_memory | failed
   std::string message;
   std::int64_t steps = 0;
+  std::int64_t timed_rows = 0;  // rows after the warm-up; -1: not recorded (an older file)
   std::int64_t batch_size = 0;  // per rank
   double samples_per_s = 0;
   double comm_time_s = 0;       // per step, modelled (emulated runs; 0 otherwise)
@@ -31,8 +33,13 @@ struct BenchRun {
   std::int64_t mem_available_bytes = 0;
 };
 
-// Reads one metrics.h5; throws pfc::Error naming the file when it lacks the attributes.
+// Reads one metrics.h5, also while its run writes it; throws pfc::Error naming the file when
+// it lacks the attributes.
 BenchRun read_bench_run(const std::string& path);
+
+// Whether the run has figures: it logged a row after its warm-up (a run stopped before that
+// has none, whatever its status says).
+bool measured(const BenchRun& run);
 
 // An emulated run's speed had its step also spent the modelled collective time (pfc's
 // collectives do not overlap its compute: the gradient all-reduce follows the backward, the

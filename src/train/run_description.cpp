@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 
 #include "comm/host_all_gather.h"
@@ -26,6 +27,11 @@ std::string gather_names(Comm& comm, Backend& backend, const std::string& name) 
   return joined;
 }
 
+std::string environment(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
 }  // namespace
 
 RunInfo describe_run(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line) {
@@ -37,6 +43,11 @@ RunInfo describe_run(const Config& cfg, Comm& comm, Backend& backend, const std:
   gethostname(host, sizeof host - 1);
   info.hosts = gather_names(comm, backend, host);
   info.gpu_names = gather_names(comm, backend, backend.name());
+  info.slurm_job_id = environment("SLURM_JOB_ID");
+  info.slurm_job_name = environment("SLURM_JOB_NAME");
+  info.slurm_job_nodelist = environment("SLURM_JOB_NODELIST");
+  info.slurm_job_partition = environment("SLURM_JOB_PARTITION");
+  info.slurm_restart_count = environment("SLURM_RESTART_COUNT");
   return info;
 }
 

@@ -1,5 +1,5 @@
 // What metrics.h5 records about a run beyond its config: the command line, world size,
-// hosts, GPUs and library versions, gathered from every rank.
+// hosts, GPUs and library versions, gathered from every rank, and the Slurm job it runs in.
 #pragma once
 
 #include <string>

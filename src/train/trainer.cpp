@@ -19,8 +19,11 @@
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
 #include "train/optimizer_checkpoint.h"
+#include "train/progress_line.h"
 #include "train/run_control.h"
 #include "train/run_description.h"
+#include "train/run_start.h"
+#include "train/training_log.h"
 #include "train/training_step.h"
 
 namespace pfc {
@@ -243,20 +246,12 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   if (leader) std::filesystem::create_directories(output);
   comm.barrier();
 
-  std::optional<CheckpointInfo> resume_from;
-  if (cfg.resume) {
-    resume_from = latest_checkpoint(ckpt_root);
-    if (!resume_from)
-      throw UsageError(fmt::format("resume = true but {} holds no checkpoint", ckpt_root.string()));
-  } else if (!cfg.resume_from.empty()) {
-    resume_from = named_checkpoint(cfg.resume_from);
-  }
-  // Whether the checkpoint started from is one of this output's: then it is not written again
-  // at the end. One from elsewhere is (even after no step), which re-splits a checkpoint for
-  // another number of ranks.
-  const bool own_checkpoint =
-      resume_from && std::filesystem::weakly_canonical(resume_from->path.parent_path()) ==
-                         std::filesystem::weakly_canonical(ckpt_root);
+  const RunStart start = decide_run_start(cfg);
+  if (leader && !start.reason.empty()) spdlog::info("{}", start.reason);
+  const std::optional<CheckpointInfo>& resume_from = start.checkpoint;
+  // A checkpoint of this output is not written again at the end. One from elsewhere is (even
+  // after no step), which re-splits a checkpoint for another number of ranks.
+  const bool own_checkpoint = start.kind == StartKind::continue_run;
 
   const RunInfo info = describe_run(cfg, comm, backend, command_line);
   std::optional<MetricsWriter> metrics;
@@ -290,6 +285,7 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   MemoryPeaks interval_peaks{};  // each purpose's peak over the steps since the last log line
   auto interval_start = Clock::now();
   const auto run_start = Clock::now();
+  const std::int64_t first_step = run->step();
   std::int64_t last_saved = own_checkpoint ? run->step() : -1;
 
   try {
@@ -314,10 +310,11 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
         const double speed = static_cast<double>(interval_steps * global_batch) / elapsed;
         const double mean_loss = loss_sum / static_cast<double>(interval_steps);
         if (leader) {
-          fmt::print("Training: Speed {:.2f} samples/sec   Loss {:.4f}   LearningRate {:.4f}   "
-                     "Epoch: {}   Global Step: {}\n",
-                     speed, mean_loss, run->last_lr(), run->epoch(), run->step());
-          std::fflush(stdout);
+          log_progress(progress_line(
+              {speed, mean_loss, run->last_lr(), run->epoch(), run->step(),
+               cfg.fp16 ? std::optional<double>(run->loss_scale()) : std::nullopt,
+               hours_left(seconds_since(run_start), run->step() - first_step,
+                          run->last_step() - run->step())}));
           StepMetrics row;
           row.step = run->step();
           row.wall_time_s = seconds_since(run_start);
@@ -341,7 +338,8 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
         interval_start = Clock::now();
         comm_mark = comm.modelled_seconds();
       }
-      if (agree_to_stop(comm)) {
+      // A stop asked for during the last step finds the run done, not stopped.
+      if (run->step() < run->last_step() && agree_to_stop(comm)) {
         result.stopped_by_signal = true;
         break;
       }

@@ -16,7 +16,7 @@ namespace pfc {
 
 struct TrainerRun {
   std::int64_t steps_done = 0;  // optimizer steps completed, resumed ones included
-  bool stopped_by_signal = false;
+  bool stopped_by_signal = false;  // a stop signal ended it before its last step
   std::string metrics_path;
 };
 

@@ -4,6 +4,7 @@ pfc_script_test(integration.report_command report_command.sh LABELS integration 
 pfc_script_test(integration.report_plot report_plot.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.modules_load modules_load.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.slurm_row slurm_row.sh LABELS integration TIMEOUT 600)
+pfc_script_test(integration.slurm_train slurm_train.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.golden_backbone golden_backbone.sh LABELS integration TIMEOUT 300)
 pfc_script_test(integration.golden_partial_fc_mpi golden_partial_fc_mpi.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.golden_parity golden_parity.sh LABELS "integration;mpi" TIMEOUT 600)

@@ -126,10 +126,12 @@ skipped_rows() {
 for name in clean damaged; do
   start=$SECONDS
   train $name "$work/$name" || { fail "$name: exit code $?"; cat "$work/$name.log"; continue; }
-  # Every step logged in the seed's format; 3 steps per epoch (48 images, global batch 16).
+  # Every step logged in the seed's format (then the hours left); 3 steps per epoch (48 images,
+  # global batch 16).
   for step in $(seq $steps); do
     line="^Training: Speed [0-9]+\.[0-9]{2} samples/sec   Loss [0-9]+\.[0-9]{4}   "
-    line+="LearningRate [0-9]+\.[0-9]{4}   Epoch: $(((step - 1) / 3))   Global Step: $step\$"
+    line+="LearningRate [0-9]+\.[0-9]{6}   Epoch: $(((step - 1) / 3))   Global Step: $step   "
+    line+="Required: [0-9]+ hours\$"
     grep -qE "$line" "$work/$name.log" || fail "$name: no log line for step $step"
   done
   [ "$(grep -c '^Training: ' "$work/$name.log")" -eq $steps ] || fail "$name: not $steps log lines"

@@ -6,7 +6,8 @@
 #  - rank 1 of an emulated world of 2 has the same peak memory as rank 1 of a real 2-rank run
 #    (the same buffers);
 #  - emulation under several MPI ranks, or with resume, is refused naming the key;
-#  - jobs/emulated_sweep.sh in its CPU smoke mode over two identity counts.
+#  - jobs/emulated_sweep.sh in its CPU smoke mode over two identity counts, and a cell stopped
+#    before a timed step: not marked done, "not measured", measured by the next sweep.
 set -euo pipefail
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -56,6 +57,23 @@ PFC_BIN=$PFC PFC_SMOKE=1 PFC_SWEEP_CELLS="row_0125k row_0250k/pfc" PFC_SWEEP_CEL
 grep -q "cell budget 60s" "$out/sweep.log"
 grep -Eq "^\| 125 000 \| [0-9]+ \| 4681 \| [0-9]+ \| 4824 \| [0-9]+ \| 5004 \|" "$out/sweep.log"
 grep -Eq "^\| 250 000 \| – \| 4047 \| – \| 4521 \| [0-9]+ \| 4976 \|" "$out/sweep.log"
+
+# A cell stopped by its budget before a timed step (here: no row logged in 6 s) is not marked
+# done, reads "not measured", and the next sweep into the same folder measures it.
+PFC_BIN=$PFC PFC_SMOKE=1 PFC_SWEEP_CELLS="row_0250k/pfc" PFC_SWEEP_CELL_S=6 PFC_STEPS=0 \
+  PFC_SET="frequent=100000 num_epoch=100000" jobs/emulated_sweep.sh "$out/resweep" \
+  >"$out/resweep1.log" 2>&1 || { cat "$out/resweep1.log"; exit 1; }
+grep -q "pfc stopped before a timed step: not measured" "$out/resweep1.log" ||
+  { cat "$out/resweep1.log"; echo "the stopped cell was not reported as not measured"; exit 1; }
+[ ! -e "$out/resweep/row_0250k/pfc/done" ] || { echo "a cell without figures was marked done"; exit 1; }
+grep -Eq "^\| 250 000 \| – \| 4047 \| – \| 4521 \| not measured \| 4976 \|" "$out/resweep1.log" ||
+  { cat "$out/resweep1.log"; echo "the report does not say 'not measured'"; exit 1; }
+PFC_BIN=$PFC PFC_SMOKE=1 PFC_SWEEP_CELLS="row_0250k/pfc" PFC_SWEEP_CELL_S=60 \
+  jobs/emulated_sweep.sh "$out/resweep" >"$out/resweep2.log" 2>&1 || { cat "$out/resweep2.log"; exit 1; }
+[ "$(cat "$out/resweep/row_0250k/pfc/done")" = "exit 0" ] || { echo "the re-run was not done"; exit 1; }
+grep -Eq "^\| 250 000 \| – \| 4047 \| – \| 4521 \| [0-9]+ \| 4976 \|" "$out/resweep2.log" ||
+  { cat "$out/resweep2.log"; echo "the re-run cell has no figure"; exit 1; }
+echo "sweep: a cell stopped before a timed step is measured on the next sweep"
 
 if ! /usr/bin/python3 -c "import h5py" 2>/dev/null; then
   echo "h5py is missing: metrics.h5 contents not checked"

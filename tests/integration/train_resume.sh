@@ -96,28 +96,9 @@ reshard() {  # reshard RANKS FROM OUTPUT
 }
 reshard 3 "$out/pfc-split/ckpt/step_0000020" "$out/resplit-3"
 reshard 2 "$out/resplit-3" "$out/resplit-2"
-"$python" - "$out/pfc-split/ckpt/step_0000020" "$out/resplit-3/ckpt/step_0000020" \
-  "$out/resplit-2/ckpt/step_0000020" <<'PY'
-import sys, h5py, numpy as np
-def contents(folder):
-    f = h5py.File(folder + "/model.h5", "r")
-    tensors = {}
-    f.visititems(lambda name, obj: tensors.__setitem__(name, obj[()])
-                 if isinstance(obj, h5py.Dataset) else None)
-    state = {k: v for k, v in f["state"].attrs.items() if k not in ("config", "world_size")}
-    return tensors, state, int(f["state"].attrs["world_size"])
-original, state, world = contents(sys.argv[1])
-assert world == 2 and "pfc/weight" in original and "pfc/momentum" in original
-for folder, ranks in zip(sys.argv[2:], (3, 2)):
-    tensors, other_state, other_world = contents(folder)
-    assert other_world == ranks, (folder, other_world)
-    assert tensors.keys() == original.keys(), folder
-    for name, value in original.items():
-        assert np.array_equal(value, tensors[name]), f"{folder}: {name} differs"
-    assert other_state.keys() == state.keys() and all(
-        np.array_equal(state[k], other_state[k]) for k in state), (folder, state, other_state)
-print(f"2 -> 3 -> 2 ranks: {len(original)} tensors and {len(state)} state attributes identical")
-PY
+echo -n "2 -> 3 -> 2 ranks: "
+"$python" tests/integration/same_checkpoint.py "$out/pfc-split/ckpt/step_0000020" \
+  "$out/resplit-3/ckpt/step_0000020" "$out/resplit-2/ckpt/step_0000020" --world-sizes 3,2
 
 # 2 -> 3 ranks: the state is read back and training goes on.
 mpiexec -n 3 "$PFC" train input/smoke.toml --set output=\"$out/pfc-split\" --set sample_rate=0.1 \
@@ -128,7 +109,7 @@ grep -q "Global Step: 25" "$out/resize.log"
 mpiexec -n 2 "$PFC" train input/smoke.toml --set output=\"$out/pfc-split\" --set sample_rate=0.1 \
   --set resume=true --set steps=28 --set frequent=1 > "$out/shrink.log" 2>&1
 grep -q "resumed from $out/pfc-split/ckpt/step_0000025 at step 25" "$out/shrink.log"
-for step in 26 27 28; do grep -q "Global Step: $step\$" "$out/shrink.log"; done
+for step in 26 27 28; do grep -q "Global Step: $step " "$out/shrink.log"; done
 [ "$(cat "$out/pfc-split/ckpt/latest")" = step_0000028 ]
 echo "2 -> 3 -> 2 ranks: trained on to step 28"
 # An injected fault on rank 1 ends the job with an error; latest stays on step 29.

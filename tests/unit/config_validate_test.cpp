@@ -108,7 +108,8 @@ TEST(ConfigValidate, EachLimitIsReported) {
       {{"resume=true", "resume_from=\"output/other\""},
        "resume = true (--set resume=true) continues the run in `output` and resume_from = "
        "\"output/other\" (--set resume_from=\"output/other\") starts a new one from another "
-       "checkpoint: set one of them"},
+       "checkpoint: set one of them (resume = \"auto\" does the first when `output` has a "
+       "checkpoint, else the second)"},
       {{"num_classes=3", "emulate_world_size=4"},
        "num_classes = 3 (--set num_classes=3) must be at least emulate_world_size = 4 (--set "
        "emulate_world_size=4): every rank holds a shard of the classes"},

@@ -1,5 +1,6 @@
-// MetricsWriter: the documented layout of metrics.h5, the summary figures, rows that survive a
-// killed run, resuming without duplicate steps, and reading the file with h5py.
+// MetricsWriter: the documented layout of metrics.h5 (units, Slurm attributes), the summary
+// figures, rows that survive a killed run, resuming without duplicate steps (after a kill too),
+// and reading the file with h5py, after the run and while it is written (SWMR).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -38,6 +39,9 @@ RunInfo test_info(std::int64_t world_size) {
   info.gpu_names = "NVIDIA H200,NVIDIA H200";
   info.hosts = "node1,node1";
   info.cuda_version = "13.0";
+  info.slurm_job_id = "4242";
+  info.slurm_job_nodelist = "node[1-2]";
+  info.slurm_restart_count = "1";
   return info;
 }
 
@@ -73,6 +77,22 @@ std::string summary_text(const h5::File& file, const char* name) {
 double summary_number(const h5::File& file, const char* name) {
   return h5::read_attribute_double(file.id(), "/summary", name);
 }
+
+// Runs a Python script with /usr/bin/python3; its exit status, and what it printed.
+int run_python(const fs::path& dir, const std::string& name, const std::string& code,
+               std::string& printed) {
+  const fs::path script = dir / (name + ".py");
+  const fs::path output = dir / (name + ".txt");
+  std::ofstream(script) << code;
+  const int status = std::system(
+      ("/usr/bin/python3 " + script.string() + " > " + output.string() + " 2>&1").c_str());
+  std::stringstream text;
+  text << std::ifstream(output).rdbuf();
+  printed = text.str();
+  return status;
+}
+
+bool have_h5py() { return std::system("/usr/bin/python3 -c 'import h5py' > /dev/null 2>&1") == 0; }
 
 TEST(MetricsWriter, WritesTheDocumentedLayout) {
   const std::string path = test::scratch_dir("metrics_layout") + "/run/metrics.h5";
@@ -110,6 +130,18 @@ TEST(MetricsWriter, WritesTheDocumentedLayout) {
   EXPECT_TRUE(h5::has_attribute(id, "/", "nccl_version"));
   EXPECT_EQ(h5::read_attribute_string(id, "/", "start_time").back(), 'Z');
   EXPECT_FALSE(h5::has_attribute(id, "/", "resumed_from_steps"));
+  EXPECT_EQ(h5::read_attribute_string(id, "/", "slurm_job_id"), "4242");
+  EXPECT_EQ(h5::read_attribute_string(id, "/", "slurm_job_nodelist"), "node[1-2]");
+  EXPECT_EQ(h5::read_attribute_string(id, "/", "slurm_restart_count"), "1");
+  EXPECT_EQ(h5::read_attribute_string(id, "/", "slurm_job_partition"), "");
+  for (const auto& [name, units] : std::vector<std::pair<std::string, std::string>>{
+           {"step", "1"}, {"wall_time_s", "s"}, {"loss", "1"}, {"samples_per_s", "samples/s"},
+           {"skipped_records", "records"}, {"step_time_s", "s"},
+           {"mem_peak_bytes", "bytes"}}) {
+    EXPECT_EQ(h5::read_attribute_string(id, "/steps/" + name, "units"), units) << name;
+    EXPECT_NE(h5::read_attribute_string(id, "/steps/" + name, "description"), "") << name;
+  }
+  EXPECT_EQ(h5::read_attribute_string(id, "/memory/peak_bytes_by_purpose", "units"), "bytes");
 
   EXPECT_EQ(ints(file, "/steps/step"),
             (std::vector<std::int64_t>{10, 20, 30, 40, 50, 60, 70, 80, 90, 100}));
@@ -131,6 +163,7 @@ TEST(MetricsWriter, WritesTheDocumentedLayout) {
   // Medians over rows 2..9 (the first 20 % left out).
   EXPECT_EQ(summary_text(file, "status"), "ok");
   EXPECT_EQ(h5::read_attribute_int(id, "/summary", "steps"), 100);
+  EXPECT_EQ(h5::read_attribute_int(id, "/summary", "timed_rows"), 8);
   EXPECT_DOUBLE_EQ(summary_number(file, "samples_per_s"), 650.0);
   EXPECT_NEAR(summary_number(file, "step_time_s"), 0.13, 1e-12);  // the slower rank
   EXPECT_NEAR(summary_number(file, "comm_time_s"), 0.0065, 1e-12);
@@ -149,7 +182,12 @@ TEST(MetricsWriter, OutOfMemoryOutcome) {
   EXPECT_EQ(summary_text(file, "status"), "out_of_memory");
   EXPECT_EQ(summary_text(file, "message"), "class centres do not fit");
   EXPECT_EQ(h5::read_attribute_int(file.id(), "/summary", "steps"), 0);
-  EXPECT_EQ(summary_number(file, "samples_per_s"), 0.0);
+  EXPECT_EQ(h5::read_attribute_int(file.id(), "/summary", "timed_rows"), 0);
+  EXPECT_TRUE(std::isnan(summary_number(file, "samples_per_s")));  // not measured, not 0
+  // The memory table exists from the start (a live file gains no objects), all zeros.
+  const Tensor memory = h5::read_tensor(file.id(), "/memory/peak_bytes_by_purpose", DType::i64);
+  EXPECT_EQ(memory.shape(), (Shape{1, static_cast<std::int64_t>(kMemoryPurposeCount)}));
+  EXPECT_EQ(memory.data<std::int64_t>()[0], 0);
   EXPECT_EQ(h5::read_attribute_int(file.id(), "/summary", "mem_needed_bytes"), 40000000000);
   EXPECT_EQ(h5::read_attribute_int(file.id(), "/summary", "mem_available_bytes"), 30000000000);
 }
@@ -165,10 +203,22 @@ TEST(MetricsWriterDeathTest, AKilledRunKeepsItsRows) {
         _exit(7);
       },
       ::testing::ExitedWithCode(7), "");
+  {
+    // The dead writer's mark stays in the file: it reads as live (SWMR), as h5py swmr=True.
+    const h5::File file(path, h5::Mode::live_read);
+    EXPECT_EQ(ints(file, "/steps/step"), (std::vector<std::int64_t>{10, 20, 30}));
+    EXPECT_EQ(summary_text(file, "status"), "running");
+    EXPECT_EQ(h5::read_attribute_int(file.id(), "/summary", "steps"), 30);
+  }
+  // A requeued job continues the file the killed one left.
+  {
+    MetricsWriter writer = MetricsWriter::resume(path, test_config(), test_info(2), 20);
+    writer.append(row(2));
+    writer.finish({"ok", "", 0, 0});
+  }
   const h5::File file(path, h5::Mode::read);
   EXPECT_EQ(ints(file, "/steps/step"), (std::vector<std::int64_t>{10, 20, 30}));
-  EXPECT_EQ(summary_text(file, "status"), "running");
-  EXPECT_EQ(h5::read_attribute_int(file.id(), "/summary", "steps"), 30);
+  EXPECT_EQ(summary_text(file, "status"), "ok");
 }
 
 TEST(MetricsWriter, ResumeDropsLaterRowsAndAppends) {
@@ -216,8 +266,7 @@ TEST(MetricsWriter, ResumeWithoutAFileStartsOne) {
 
 // The five lines of metrics_writer.h's h5py example, then checks of what they read.
 TEST(MetricsWriter, ReadableWithH5py) {
-  if (std::system("/usr/bin/python3 -c 'import h5py' > /dev/null 2>&1") != 0)
-    GTEST_SKIP() << "/usr/bin/python3 has no h5py";
+  if (!have_h5py()) GTEST_SKIP() << "/usr/bin/python3 has no h5py";
   const fs::path dir = test::scratch_dir("metrics_h5py");
   const std::string path = (dir / "metrics.h5").string();
   {
@@ -226,27 +275,90 @@ TEST(MetricsWriter, ReadableWithH5py) {
     writer.record_memory({MemoryPeaks{}, MemoryPeaks{}});
     writer.finish({"ok", "", 0, 0});
   }
-  const fs::path script = dir / "read.py";
-  std::ofstream(script) << "import h5py\n"
-                        << "f = h5py.File(\"" << path << "\", \"r\")\n"
-                        << "print(f.attrs[\"method\"], f.attrs[\"num_classes\"], "
-                           "f[\"summary\"].attrs[\"samples_per_s\"])\n"
-                        << "s = f[\"steps\"]\n"
-                        << "print(s[\"step\"][:], s[\"samples_per_s\"][:], "
-                           "s[\"mem_peak_bytes\"][:].max(axis=1))\n"
-                        << "assert list(s['step'][:]) == list(range(10, 101, 10))\n"
-                        << "assert s['mem_peak_bytes'].shape == (10, 2)\n"
-                        << "assert f['summary'].attrs['status'] == 'ok'\n"
-                        << "assert f.attrs['world_size'] == 2\n"
-                        << "purposes = f['memory/peak_bytes_by_purpose'].attrs['purposes']\n"
-                        << "assert purposes.split(',')[0] == 'weights'\n";
-  const fs::path output = dir / "out.txt";
-  const int status = std::system(
-      ("/usr/bin/python3 " + script.string() + " > " + output.string() + " 2>&1").c_str());
-  std::stringstream printed;
-  printed << std::ifstream(output).rdbuf();
-  ASSERT_EQ(status, 0) << printed.str();
-  EXPECT_NE(printed.str().find("pfc 125000 650.0"), std::string::npos) << printed.str();
+  std::string printed;
+  ASSERT_EQ(run_python(dir, "read",
+                       "import h5py\n"
+                       "f = h5py.File(\"" + path + "\", \"r\", swmr=True)\n"
+                       "print(f.attrs[\"method\"], f.attrs[\"num_classes\"], "
+                       "f[\"summary\"].attrs[\"samples_per_s\"])\n"
+                       "s = f[\"steps\"]\n"
+                       "print(s[\"step\"][:], s[\"samples_per_s\"][:], "
+                       "s[\"mem_peak_bytes\"][:].max(axis=1))\n"
+                       "assert list(s['step'][:]) == list(range(10, 101, 10))\n"
+                       "assert s['mem_peak_bytes'].shape == (10, 2)\n"
+                       "assert f['summary'].attrs['status'] == 'ok'\n"
+                       "assert f.attrs['world_size'] == 2\n"
+                       "assert s['samples_per_s'].attrs['units'] == 'samples/s'\n"
+                       "purposes = f['memory/peak_bytes_by_purpose'].attrs['purposes']\n"
+                       "assert purposes.split(',')[0] == 'weights'\n"
+                       // A finished run also reads without swmr=True.
+                       "g = h5py.File(\"" + path + "\", \"r\")\n"
+                       "assert g['steps/step'].shape == (10,)\n",
+                       printed),
+            0)
+      << printed;
+  EXPECT_NE(printed.find("pfc 125000 650.0"), std::string::npos) << printed;
+}
+
+// While the writer holds the file, h5py reads it with swmr=True (the README's snippet): the
+// rows so far, the running status, and after refresh() the rows appended since. Without
+// swmr=True HDF5 refuses, rather than read a file in the middle of a write.
+TEST(MetricsWriter, ReadWhileTheRunWritesIt) {
+  if (!have_h5py()) GTEST_SKIP() << "/usr/bin/python3 has no h5py";
+  const fs::path dir = test::scratch_dir("metrics_live");
+  const std::string path = (dir / "metrics.h5").string();
+  MetricsWriter writer = MetricsWriter::create(path, test_config(), test_info(2));
+  for (int i = 0; i < 3; ++i) writer.append(row(i));
+  writer.record_memory({MemoryPeaks{}, MemoryPeaks{}});
+  std::string printed;
+  ASSERT_EQ(run_python(dir, "live",
+                       "import h5py, sys\n"
+                       "try:\n"
+                       "    h5py.File(\"" + path + "\", \"r\")\n"
+                       "    sys.exit('opened without swmr=True while being written')\n"
+                       "except OSError as e:\n"
+                       "    print('without swmr:', e)\n"
+                       "f = h5py.File(\"" + path + "\", \"r\", swmr=True)\n"
+                       "s = f['steps/step']\n"
+                       "assert list(s[:]) == [10, 20, 30], s[:]\n"
+                       "assert f['summary'].attrs['status'] == 'running'\n"
+                       "assert f['summary'].attrs['steps'] == 30\n"
+                       "assert f['steps/mem_peak_bytes'].shape == (3, 2)\n",
+                       printed),
+            0)
+      << printed;
+  // The same reader process sees later rows after refresh(): a second script keeps the file
+  // open across appends made between its two reads.
+  const fs::path started = dir / "started";
+  const fs::path go_on = dir / "go_on";
+  const std::string follower =
+      "import h5py, os, time\n"
+      "f = h5py.File(\"" + path + "\", \"r\", swmr=True)\n"
+      "s = f['steps/step']\n"
+      "n = s.shape[0]\n"
+      "open(\"" + started.string() + "\", 'w').close()\n"
+      "while not os.path.exists(\"" + go_on.string() + "\"): time.sleep(0.05)\n"
+      "s.refresh()\n"
+      "print(n, s.shape[0], list(s[:]))\n";
+  std::ofstream(dir / "follow.py") << follower;
+  const std::string follow_out = (dir / "follow.txt").string();
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + (dir / "follow.py").string() + " > " +
+                         follow_out + " 2>&1 &")
+                            .c_str()),
+            0);
+  for (int i = 0; i < 200 && !fs::exists(started); ++i) usleep(50000);
+  ASSERT_TRUE(fs::exists(started)) << "the reader did not start";
+  for (int i = 3; i < 5; ++i) writer.append(row(i));
+  std::ofstream(go_on) << "";
+  std::string followed;
+  for (int i = 0; i < 200 && followed.find(']') == std::string::npos; ++i) {
+    usleep(50000);
+    std::stringstream text;
+    text << std::ifstream(follow_out).rdbuf();
+    followed = text.str();
+  }
+  EXPECT_EQ(followed, "3 5 [10, 20, 30, 40, 50]\n");
+  writer.finish({"ok", "", 0, 0});
 }
 
 }  // namespace

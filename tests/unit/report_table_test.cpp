@@ -168,7 +168,7 @@ TEST_F(ReportTable, CsvHasOneLinePerCellWithEveryField) {
   EXPECT_EQ(lines[0],
             "identities,column,status,samples_per_s,seed_samples_per_s,mem_peak_gb,seed_mem_gb,"
             "mem_needed_gb,mem_available_gb,world_size,emulated,device,gpu_names,path,"
-            "samples_per_s_with_comm,mem_device_gb");
+            "samples_per_s_with_comm,mem_device_gb,network,setup");
   for (const std::string& line : lines) {
     // gpu_names is quoted (it holds commas); count the fields outside quotes.
     int fields = 1;
@@ -177,14 +177,14 @@ TEST_F(ReportTable, CsvHasOneLinePerCellWithEveryField) {
       if (c == '"') quoted = !quoted;
       if (c == ',' && !quoted) ++fields;
     }
-    EXPECT_EQ(fields, 16) << line;
+    EXPECT_EQ(fields, 18) << line;
   }
   EXPECT_NE(csv.find("1000000,PFC 0.1,ok,4900.0,4803,5.600,5.620,,,2,0,cuda,"
                      "\"Tesla V100-SXM2-32GB,Tesla V100-SXM2-32GB\","),
             std::string::npos) << csv;
   EXPECT_NE(csv.find("2000000,DP,out_of_memory,,,,,40.000,32.000,2,0,cuda,"), std::string::npos)
       << csv;
-  EXPECT_NE(csv.find("29000000,PFC 0.1,missing,,1855,,32.324,,,,,,,,,\n"), std::string::npos)
+  EXPECT_NE(csv.find("29000000,PFC 0.1,missing,,1855,,32.324,,,,,,,,,,,\n"), std::string::npos)
       << csv;
 }
 
@@ -209,7 +209,42 @@ TEST_F(ReportTable, EmulatedRunsAlsoShowTheSpeedWithTheModelledComm) {
   EXPECT_NE(text.find("| 125 000 | – | 7.4 | 5.7 | 5.3 |"), std::string::npos) << text;
   EXPECT_NE(format_report_csv(table).find("125000,MP,ok,2560.0,4824,5.000,5.306,,,2,1,cuda,"),
             std::string::npos);
-  EXPECT_NE(format_report_csv(table).find("/row_0125k/mp/metrics.h5,1600.0,5.700\n"),
+  EXPECT_NE(format_report_csv(table).find("/row_0125k/mp/metrics.h5,1600.0,5.700,r50,"
+                                          "2 ranks emulated on Tesla V100-SXM2-32GB\n"),
+            std::string::npos)
+      << format_report_csv(table);
+}
+
+// A run that stopped before a step after its warm-up (one logged row, the warm-up's) has no
+// figures: "not measured" in the tables, empty fields in the CSV, never a speed of 0.
+TEST(ReportRuns, ARunStoppedBeforeATimedStepIsNotMeasured) {
+  const std::string root = test::scratch_dir("report_not_measured");
+  {
+    Config cfg;
+    cfg.method = "pfc";
+    cfg.sample_rate = 0.1;
+    cfg.num_classes = 125'000;
+    RunInfo info;
+    info.world_size = 1;
+    MetricsWriter writer = MetricsWriter::create(root + "/row_0125k/pfc/metrics.h5", cfg, info);
+    StepMetrics row;
+    row.step = 2;
+    row.samples_per_s = 10;
+    row.step_time_s = {1.0};
+    row.mem_in_use_bytes = {kGB};
+    row.mem_peak_bytes = {kGB};
+    writer.append(row);
+    writer.finish({"ok", "stopped by signal", 0, 0});
+  }
+  const FoundRuns found = find_bench_runs({root});
+  ASSERT_EQ(found.runs.size(), 1u);
+  EXPECT_FALSE(measured(found.runs[0]));
+  EXPECT_EQ(found.runs[0].timed_rows, 0);
+  const BenchTable table = build_bench_table(found.runs);
+  const std::string markdown = format_report_markdown(table);
+  EXPECT_NE(markdown.find("| 125 000 | – | 4681 | – | 4824 | not measured |"), std::string::npos)
+      << markdown;
+  EXPECT_NE(format_report_csv(table).find("125000,PFC 0.1,ok,,5004,,4.868,,,1,0,cpu,"),
             std::string::npos)
       << format_report_csv(table);
 }
