@@ -1,14 +1,15 @@
 # What `cmake --install` adds beside the pfc executable so that the installed tree runs on a
 # machine that has neither this checkout's ../shared nor every library of the build machine:
-# the GPU test program, the golden file, and the Debian libraries that such machines lack -
-# libturbojpeg, and ONNX with its protobuf (found through the executables' $ORIGIN/../lib
-# rpath; a system copy earlier in LD_LIBRARY_PATH takes precedence).
+# the GPU test program, the golden reference file (arcface_torch in f64), and the Debian
+# libraries that such machines lack - libturbojpeg, and ONNX with its protobuf (found through
+# the executables' $ORIGIN/../lib rpath; a system copy earlier in LD_LIBRARY_PATH takes
+# precedence).
 if(TARGET pfc_gpu_tests)
   set_target_properties(pfc_gpu_tests PROPERTIES INSTALL_RPATH "$ORIGIN/../lib")
   install(TARGETS pfc_gpu_tests RUNTIME DESTINATION bin)
 endif()
 
-set(PFC_GOLDEN_FILE ${CMAKE_SOURCE_DIR}/../shared/golden/iresnet_arcface_torch.h5)
+set(PFC_GOLDEN_FILE ${CMAKE_SOURCE_DIR}/../shared/golden/iresnet_arcface_torch_f64.h5)
 if(EXISTS ${PFC_GOLDEN_FILE})
   install(FILES ${PFC_GOLDEN_FILE} DESTINATION share/pfc/golden)
 endif()

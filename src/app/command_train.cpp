@@ -73,6 +73,7 @@ int run_train(const TrainOptions& options) {
   const bool leader = emulated || comm.rank() == 0;
   if (leader) {
     open_training_log(cfg.output);
+    for (const std::string& note : cfg.notes) spdlog::warn("{}", note);
     if (emulated)
       spdlog::info("pfc train: {} as rank {} of {} (emulated: {} GB/s, {} us per hop), {} "
                    "backend, method {}, {} classes{}",
@@ -100,8 +101,12 @@ int run_train(const TrainOptions& options) {
 
 CommandRunner add_train_command(CLI::App& app) {
   auto options = std::make_shared<TrainOptions>();
-  CLI::App* cmd = app.add_subcommand("train", "Train iresnet + PartialFC from a TOML config");
-  cmd->add_option("config", options->config, "TOML config (see input/)")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "train", "Train iresnet + PartialFC from a TOML config or an arcface_torch configs/*.py");
+  cmd->add_option("config", options->config,
+                  "TOML config (see input/), or an arcface_torch config file X.py (read over "
+                  "the base.py beside it, without running Python)")
+      ->required();
   cmd->add_option("--set", options->overrides, "override a config key: --set key=value");
   cmd->add_option("--outcome-file", options->outcome_file,
                   "when the run ends without an error, write how to FILE: \"done STEP\" (its "

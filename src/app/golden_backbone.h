@@ -2,9 +2,9 @@
 // the stored input, backward from the stored embeddings_grad, compared tensor by tensor.
 #pragma once
 
-#include "app/golden_table.h"
 #include <memory>
 
+#include "app/golden_table.h"
 #include "backend/backend.h"
 #include "io/golden_file.h"
 #include "model/iresnet.h"
@@ -13,6 +13,8 @@ namespace pfc {
 
 // The file's network with every trained parameter by the fill rule (a trained parameter the
 // file does not list is an error); buffers as initialised (running mean 0, variance 1).
+// activations, here and below: f32, f16 (the CUDA backend's fp16 mode) or f64 (an f64 run:
+// everything f64).
 std::unique_ptr<IResNet> golden_iresnet(const GoldenFile& file, const GoldenNetwork& network,
                                         Backend& backend, DType activations);
 
@@ -20,7 +22,10 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, Backend& backend,
                            DType activations, GoldenTable& table);
 
-// Compares `ours` (host f32, PyTorch layout) with a reference that may hold every
+// A host f64 copy of t (any device, f16, f32 or f64), the type every comparison reads.
+Tensor to_host_f64(Backend& backend, const Tensor& t);
+
+// Compares `ours` (host f64, PyTorch layout) with a reference that may hold every
 // `stride`-th element only. A positive `scale` replaces the reference's L2 as the denominator.
 void compare_reference(GoldenTable& table, const std::string& name, const Tensor& ours,
                        const GoldenReference& ref, double scale = 0);

@@ -7,7 +7,7 @@ namespace pfc {
 
 void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& network,
                              const GoldenCase& golden_case, Backend& backend, Comm& comm,
-                             DType gemm_operands, GoldenTable& table) {
+                             DType dtype, DType gemm_operands, GoldenTable& table) {
   const std::string& group = network.group;
   const auto embeddings_ref = file.reference(group, golden_case.name, "embeddings");
   const auto grad_ref = file.reference(group, golden_case.name, "embeddings_grad");
@@ -21,6 +21,7 @@ void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& networ
   options.sample_rate = golden_case.sample_rate;
   options.margin = MarginParams{golden_case.m1, golden_case.m2, golden_case.m3, network.scale_s};
   options.method = golden_case.sample_rate < 1.0 ? PfcMethod::pfc : PfcMethod::mp;
+  options.dtype = dtype;
   options.gemm_operands = gemm_operands;
   options.interclass_filtering_threshold = golden_case.interclass_filtering_threshold;
   PartialFc head(backend, comm, options);
@@ -36,18 +37,18 @@ void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& networ
   // which leaves the mean loss and the class-centre gradient unchanged and divides each
   // copy's embedding gradient by W. This checks the real gather path at any world size,
   // even one that does not divide the batch.
-  Tensor embeddings = backend.empty(embeddings_ref->values.shape(), DType::f32,
+  // The exact embeddings in the classifier's type (rounded once to f32 in an f32 check).
+  Tensor embeddings = backend.empty(embeddings_ref->values.shape(), dtype,
                                     MemoryPurpose::activations);
-  backend.copy(embeddings_ref->values, embeddings);
+  backend.copy_cast(embeddings_ref->values, embeddings);
   Tensor embeddings_grad;
   const double loss = head.forward_backward(embeddings, file.labels(group), embeddings_grad, 0);
   backend.scale(embeddings_grad, static_cast<double>(comm.world_size()));
 
-  Tensor grad_host = Tensor::host(embeddings_grad.shape(), DType::f32);
-  backend.copy(embeddings_grad, grad_host);
-  const Tensor weight_grad = head.gather_global_weight_grad();
+  const Tensor grad_host = to_host_f64(backend, embeddings_grad);
+  const Tensor weight_grad = to_host_f64(backend, head.gather_global_weight_grad());
 
-  table.compare_scalar("loss", loss, golden_case.loss);
+  table.compare_scalar("loss", loss, golden_case.loss, golden_case.torch_loss);
   compare_reference(table, "embeddings_grad", grad_host, *grad_ref);
   compare_reference(table, "pfc.weight grad", weight_grad, *weight_grad_ref);
 }

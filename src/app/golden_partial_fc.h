@@ -9,10 +9,11 @@
 
 namespace pfc {
 
-// Collective over comm; only rank 0's table is printed. gemm_operands: the classifier's
-// GEMM operand type (f16 in the fp16 check, as in fp16 training).
+// Collective over comm; only rank 0's table is printed. dtype: the classifier's element type
+// (f32, or f64 in an f64 run); gemm_operands: its GEMM operand type (f16 in the fp16 check, as
+// in fp16 training; dtype otherwise).
 void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& network,
                              const GoldenCase& golden_case, Backend& backend, Comm& comm,
-                             DType gemm_operands, GoldenTable& table);
+                             DType dtype, DType gemm_operands, GoldenTable& table);
 
 }  // namespace pfc

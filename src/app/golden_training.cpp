@@ -1,5 +1,6 @@
 #include "app/golden_training.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "app/golden_backbone.h"
@@ -42,7 +43,7 @@ StoredBatches stored_batches(const GoldenFile& file, const std::string& group, i
 
 void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, const GoldenTraining& training,
-                           Backend& backend, Comm& comm, DType activations,
+                           Backend& backend, Comm& comm, DType dtype, DType activations,
                            DType gemm_operands, GoldenTable& table) {
   const std::string& group = network.group;
   const std::string case_path = group + "/" + golden_case.name;
@@ -56,6 +57,7 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
       MarginParams{golden_case.m1, golden_case.m2, golden_case.m3, network.scale_s};
   head_options.method = golden_case.sample_rate < 1.0 ? PfcMethod::pfc : PfcMethod::mp;
   head_options.sample_rate = golden_case.sample_rate;
+  head_options.dtype = dtype;
   head_options.gemm_operands = gemm_operands;
   head_options.interclass_filtering_threshold = golden_case.interclass_filtering_threshold;
   head_options.optimizer = optimizer_of(training);
@@ -83,9 +85,8 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
   const auto losses_ref = file.reference(group, golden_case.name, "losses");
   PFC_CHECK(losses_ref && losses_ref->values.numel() == static_cast<std::int64_t>(losses.size()),
             "{} stores no losses, or not one per micro-batch ({})", case_path, losses.size());
-  Tensor losses_host = Tensor::host({static_cast<std::int64_t>(losses.size())}, DType::f32);
-  for (std::size_t i = 0; i < losses.size(); ++i)
-    losses_host.data<float>()[i] = static_cast<float>(losses[i]);
+  Tensor losses_host = Tensor::host({static_cast<std::int64_t>(losses.size())}, DType::f64);
+  std::copy(losses.begin(), losses.end(), losses_host.data<double>());
   compare_reference(table, "losses", losses_host, *losses_ref);
 
   for (const Parameter* p : model.parameters()) {
@@ -102,14 +103,15 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
       table.skip(p->name, "exact-zero gradient: its update is rounding noise");
       continue;
     }
-    compare_reference(table, p->name, model.export_parameter(*p), *ref);
+    compare_reference(table, p->name, to_host_f64(backend, model.export_parameter(*p)), *ref);
   }
   const auto centres_ref = file.reference(group, golden_case.name, "pfc.weight");
   PFC_CHECK(centres_ref.has_value(), "{} stores no pfc.weight", case_path);
-  compare_reference(table, "pfc.weight", head.gather_global_weight(), *centres_ref);
+  compare_reference(table, "pfc.weight", to_host_f64(backend, head.gather_global_weight()),
+                    *centres_ref);
   for (const Buffer* b : model.buffers()) {
     const auto ref = file.reference(group, golden_case.name, "running_stats/" + b->name);
-    if (ref) compare_reference(table, b->name, backend.to_host(b->value), *ref);
+    if (ref) compare_reference(table, b->name, to_host_f64(backend, b->value), *ref);
   }
 }
 

@@ -14,10 +14,11 @@ namespace pfc {
 
 // Collective over comm: every rank feeds each stored batch whole, which leaves the mean loss
 // and every gradient as on one rank (the classes are sharded over the ranks). Only rank 0's
-// table is printed. activations and gemm_operands as in the other checks.
+// table is printed. dtype (the classifier's: f32, or f64 in an f64 run), activations and
+// gemm_operands as in the other checks.
 void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, const GoldenTraining& training,
-                           Backend& backend, Comm& comm, DType activations,
+                           Backend& backend, Comm& comm, DType dtype, DType activations,
                            DType gemm_operands, GoldenTable& table);
 
 }  // namespace pfc

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "core/host_cast.h"
+
 namespace pfc {
 
 AdamWFactors adamw_factors(const AdamWParams& p, const char* op) {
@@ -21,6 +23,25 @@ Tensor Backend::to_host(const Tensor& x) {
   Tensor host = Tensor::host(x.shape(), x.dtype());
   copy(x, host);
   return host;
+}
+
+void Backend::copy_cast(const Tensor& src, Tensor& dst) {
+  if (src.dtype() == dst.dtype()) {
+    copy(src, dst);
+  } else if (src.device() == device() && dst.device() == device()) {
+    cast(src, dst);
+  } else if (src.device() == DeviceKind::cpu && dst.device() == DeviceKind::cpu) {
+    host_cast(src, dst);
+  } else if (src.device() == DeviceKind::cpu) {
+    // Converted on the host, then moved: the staging tensor is plain host memory, which a
+    // copy to the device may read after it returns.
+    Tensor staged = Tensor::host(src.shape(), dst.dtype());
+    host_cast(src, staged);
+    copy(staged, dst);
+  } else {
+    Tensor staged = to_host(src);
+    host_cast(staged, dst);
+  }
 }
 
 Tensor Backend::zeros(const Shape& shape, DType dtype, MemoryPurpose purpose) {

@@ -1,6 +1,6 @@
 // The primitives the model, PartialFC and the trainer are written against. Two
-// implementations: backend/cpu (plain loops and OpenBLAS; f32, and f64 for gradient checks)
-// and backend/cuda (cuDNN, cuBLAS and our kernels; f32 and f16 activations).
+// implementations: backend/cpu (plain loops and OpenBLAS; f32, and f64 for an f64 run and the
+// gradient checks) and backend/cuda (cuDNN, cuBLAS and our kernels; f32 and f16 activations).
 //
 // Conventions, shared by both:
 //  - row-major tensors; activations NHWC, viewed as [rows, channels] where a primitive is
@@ -65,6 +65,10 @@ class Backend {
   Tensor zeros(const Shape& shape, DType dtype, MemoryPurpose purpose);
   // A host copy of x, same shape and dtype.
   Tensor to_host(const Tensor& x);
+  // dst = src converted to dst's element type (f16, f32, f64), same element count; either
+  // may be a host tensor. A plain copy when the types agree; a cast when both are on the
+  // device; otherwise converted on the host side of the transfer (core/host_cast.h).
+  void copy_cast(const Tensor& src, Tensor& dst);
 
   // Device memory in use that is not pfc's own allocations: the CUDA context, the libraries'
   // handles and loaded kernels, NCCL's buffers (what nvidia-smi shows beyond our tensors).
@@ -100,7 +104,8 @@ class Backend {
   // ---- batch-norm in training mode over x [rows, channels] ---------------------------
   // Normalises with the biased batch variance, updates running_var with the unbiased one:
   // running = (1 - momentum) * running + momentum * batch. saved_mean/saved_invstd [channels]
-  // are kept for backward. Parameters and statistics are f32 whatever x's dtype.
+  // are kept for backward. Parameters and statistics are f32 whatever x's dtype, or f64 with
+  // f64 x (an f64 run, on the CPU).
   virtual void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                        Tensor& running_mean, Tensor& running_var,
                                        double momentum, double eps, Tensor& y,
@@ -168,8 +173,8 @@ class Backend {
   virtual void interclass_filter_backward(Tensor& grad, const Tensor& keep) = 0;
 
   // ---- optimisers (PyTorch semantics) ---------------------------------------------------
-  // w and its optimiser state share one type: f32, or f64 in the reference mode (the CPU
-  // backend; AdamW on cuda too). g has that type, or is f16 beside f32 masters on cuda.
+  // w and its optimiser state share one type: f32 masters, f64 in an f64 run (the CPU backend;
+  // AdamW on cuda too). g has that type, or is f16 beside f32 masters on cuda.
   // torch.optim.SGD: g' = g + weight_decay * w;  m = momentum * m + g';  w -= lr * m.
   virtual void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                           double weight_decay) = 0;

@@ -60,8 +60,12 @@ struct Config {
   double emulate_bandwidth_gbps = 150.0;  // per-GPU bus bandwidth of the modelled network
   double emulate_latency_us = 10.0;
 
-  // The text it was read from, with overrides, as written to metrics.h5.
+  // The text it was read from, with overrides, as written to metrics.h5 (for an arcface_torch
+  // .py config, the TOML it was read as).
   std::string source_text;
+  // What reading it decided that the user should hear (keys ignored or translated), logged
+  // once by the command that reads it.
+  std::vector<std::string> notes;
 };
 
 }  // namespace pfc

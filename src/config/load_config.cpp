@@ -5,15 +5,14 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
+#include "config/arcface_config.h"
 #include "config/assign_config_value.h"
 #include "config/config_keys.h"
 #include "config/format_config_value.h"
+#include "config/read_config_file.h"
 #include "config/validate_config.h"
 #include "core/error.h"
 
@@ -74,19 +73,32 @@ toml::table parse_toml(std::string_view text, const std::string& origin) {
   }
 }
 
-// Sets the keys of a parsed file, in the order they appear in it.
-void apply_file(Config& cfg, ConfigOrigins& origins, const toml::table& table,
-                const std::string& origin) {
+// One key's value as a file gave it, and where ("input/x.toml:3", "configs/x.py:12").
+struct FileSetting {
+  std::string key;
+  const toml::node* value;
+  std::string where;
+};
+
+// The keys of a parsed TOML file, in the order they appear in it.
+std::vector<FileSetting> toml_settings(const toml::table& table, const std::string& origin) {
   std::vector<std::pair<const toml::key*, const toml::node*>> entries;
   for (const auto& [k, node] : table) entries.emplace_back(&k, &node);
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
     return a.first->source().begin.line < b.first->source().begin.line;
   });
-  for (const auto& [k, node] : entries) {
-    const std::string where = fmt::format("{}:{}", origin, k->source().begin.line);
-    const ConfigKey& key = known_key(k->str(), where);
-    assign_config_value(cfg, key, *node, where);
-    origins[std::string(key.name)] = where;
+  std::vector<FileSetting> settings;
+  for (const auto& [k, node] : entries)
+    settings.push_back({std::string(k->str()), node,
+                        fmt::format("{}:{}", origin, k->source().begin.line)});
+  return settings;
+}
+
+void apply_file(Config& cfg, ConfigOrigins& origins, const std::vector<FileSetting>& settings) {
+  for (const FileSetting& s : settings) {
+    const ConfigKey& key = known_key(s.key, s.where);
+    assign_config_value(cfg, key, *s.value, s.where);
+    origins[std::string(key.name)] = s.where;
   }
 }
 
@@ -120,41 +132,48 @@ std::string apply_override(Config& cfg, ConfigOrigins& origins, std::string_view
   return fmt::format("{} = {}", key.name, format_config_value(cfg, key));
 }
 
+// The file's settings, then the overrides recorded in its source text, then the command
+// line's; source_text becomes `source` followed by every override applied.
+Config build_config(const std::vector<FileSetting>& settings, std::string source,
+                    const std::vector<std::string>& recorded_overrides,
+                    const std::vector<std::string>& overrides) {
+  Config cfg;
+  ConfigOrigins origins;
+  apply_file(cfg, origins, settings);
+  if (!source.empty() && source.back() != '\n') source += '\n';
+  std::vector<std::string> lines;
+  for (const std::string& text : recorded_overrides)
+    lines.push_back(apply_override(cfg, origins, text));
+  for (const std::string& text : overrides) lines.push_back(apply_override(cfg, origins, text));
+  if (!lines.empty()) source += fmt::format("{}\n{}\n", kOverridesMarker, fmt::join(lines, "\n"));
+  cfg.source_text = std::move(source);
+  validate_config(cfg, origins);
+  return cfg;
+}
+
+Config load_arcface_config(const std::string& path, const std::vector<std::string>& overrides) {
+  ImportedConfig imported = import_arcface_config(path);
+  std::vector<FileSetting> settings;
+  for (const ImportedSetting& s : imported.settings)
+    settings.push_back({s.key, imported.values.get(s.key), s.where});
+  Config cfg = build_config(settings, imported.toml_text, {}, overrides);
+  cfg.notes = std::move(imported.notes);
+  return cfg;
+}
+
 }  // namespace
 
 Config parse_config(std::string_view toml_text, const std::string& origin,
                     const std::vector<std::string>& overrides) {
   const SourceParts parts = split_source(toml_text);
-  Config cfg;
-  ConfigOrigins origins;
-  apply_file(cfg, origins, parse_toml(parts.toml, origin), origin);
-
-  std::string source(parts.toml);
-  if (!source.empty() && source.back() != '\n') source += '\n';
-  std::vector<std::string> lines;
-  for (const std::string& text : parts.overrides)
-    lines.push_back(apply_override(cfg, origins, text));
-  for (const std::string& text : overrides) lines.push_back(apply_override(cfg, origins, text));
-  if (!lines.empty()) source += fmt::format("{}\n{}\n", kOverridesMarker, fmt::join(lines, "\n"));
-  cfg.source_text = std::move(source);
-
-  validate_config(cfg, origins);
-  return cfg;
+  const toml::table table = parse_toml(parts.toml, origin);
+  return build_config(toml_settings(table, origin), std::string(parts.toml), parts.overrides,
+                      overrides);
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!fs::exists(path, ec))
-    throw UsageError(fmt::format("config file '{}' does not exist", path));
-  if (fs::is_directory(path, ec))
-    throw UsageError(fmt::format("config file '{}' is a directory, not a TOML file", path));
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad())
-    throw UsageError(fmt::format("cannot read config file '{}': {}", path, std::strerror(errno)));
-  return parse_config(text.str(), path, overrides);
+  if (std::filesystem::path(path).extension() == ".py") return load_arcface_config(path, overrides);
+  return parse_config(read_config_file(path), path, overrides);
 }
 
 }  // namespace pfc

@@ -1,4 +1,5 @@
-// Reads a run's configuration: a flat TOML file, then `--set key=value` overrides in order,
+// Reads a run's configuration: a flat TOML file (or one of arcface_torch's configs/*.py, read
+// without running Python: config/arcface_config.h), then `--set key=value` overrides in order,
 // then validation of the whole. Every mistake is a UsageError (exit code 2) that names the
 // file or override, the key, the value and what is allowed.
 #pragma once
@@ -17,7 +18,7 @@ namespace pfc {
 inline constexpr std::string_view kOverridesMarker =
     "# --set overrides, applied in this order after the lines above:";
 
-// Each override is "key=value"; the value is read as a TOML value (lr=0.2,
+// A path ending in .py is an arcface_torch config. Each override is "key=value"; the value is read as a TOML value (lr=0.2,
 // margin_list=[1.0,0.0,0.4], method="mp"), and a string key also takes bare text (method=mp).
 Config load_config(const std::string& path, const std::vector<std::string>& overrides);
 

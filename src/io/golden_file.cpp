@@ -1,5 +1,9 @@
 #include "io/golden_file.h"
 
+#include <fmt/ranges.h>
+
+#include <cmath>
+
 #include "core/counter_rng.h"
 
 namespace pfc {
@@ -12,11 +16,47 @@ Tensor golden_fill(const std::string& name, const Shape& shape, double center, d
   return t;
 }
 
+namespace {
+
+std::optional<double> optional_attribute(hid_t f, const std::string& object,
+                                         const std::string& name) {
+  if (!h5::has_attribute(f, object, name)) return std::nullopt;
+  return h5::read_attribute_double(f, object, name);
+}
+
+// The relative error of arcface_torch's fp32 loss, stored as the loss itself.
+std::optional<double> loss_error(hid_t f, const std::string& object, const std::string& name,
+                                 double exact) {
+  const std::optional<double> loss = optional_attribute(f, object, name);
+  if (!loss) return std::nullopt;
+  return std::fabs(*loss - exact) / std::fabs(exact);
+}
+
+}  // namespace
+
 GoldenFile::GoldenFile(const std::string& path) : file_(path, h5::Mode::read) {}
+
+std::string GoldenFile::precision() const {
+  if (!h5::has_attribute(file_.id(), "/", "precision")) return "f32";
+  return h5::read_attribute_string(file_.id(), "/", "precision");
+}
+
+std::vector<std::string> GoldenFile::case_names() const {
+  std::vector<std::string> names;
+  for (const std::string& group : h5::children(file_.id(), "/")) {
+    if (!h5::has_attribute(file_.id(), group, "num_features")) continue;
+    for (const std::string& name : h5::children(file_.id(), group))
+      if (h5::has_attribute(file_.id(), group + "/" + name, "loss"))
+        names.push_back(group + "/" + name);
+  }
+  return names;
+}
 
 GoldenNetwork GoldenFile::network(const std::string& group) const {
   const hid_t f = file_.id();
-  PFC_CHECK(h5::exists(f, group), "golden file {} has no network group '{}'", file_.path(), group);
+  if (!h5::exists(f, group))
+    throw UsageError(fmt::format("golden file {} has no network '{}' (its cases: {})",
+                                 file_.path(), group, fmt::join(case_names(), ", ")));
   GoldenNetwork n;
   n.group = group;
   n.layers = h5::read_attribute_ints(f, group, "layers");
@@ -31,14 +71,20 @@ GoldenNetwork GoldenFile::network(const std::string& group) const {
 GoldenCase GoldenFile::golden_case(const std::string& group, const std::string& name) const {
   const hid_t f = file_.id();
   const std::string path = group + "/" + name;
-  PFC_CHECK(h5::exists(f, path), "golden file {} has no case '{}'", file_.path(), path);
+  if (!h5::exists(f, path))
+    throw UsageError(fmt::format("golden file {} has no case '{}' (its cases: {})", file_.path(),
+                                 path, fmt::join(case_names(), ", ")));
   GoldenCase c;
   c.name = name;
   c.m1 = h5::read_attribute_double(f, path, "m1");
   c.m2 = h5::read_attribute_double(f, path, "m2");
   c.m3 = h5::read_attribute_double(f, path, "m3");
   c.sample_rate = h5::read_attribute_double(f, path, "sample_rate");
-  if (h5::has_attribute(f, path, "loss")) c.loss = h5::read_attribute_double(f, path, "loss");
+  if (h5::has_attribute(f, path, "loss")) {
+    c.loss = h5::read_attribute_double(f, path, "loss");
+    c.torch_loss.cpu = loss_error(f, path, "torch_cpu_fp32_loss", c.loss);
+    c.torch_loss.gpu = loss_error(f, path, "torch_gpu_fp32_loss", c.loss);
+  }
   if (h5::has_attribute(f, path, "interclass_filtering_threshold"))
     c.interclass_filtering_threshold =
         h5::read_attribute_double(f, path, "interclass_filtering_threshold");
@@ -122,8 +168,10 @@ std::optional<GoldenReference> GoldenFile::reference(const std::string& group,
   } else {
     return std::nullopt;
   }
-  ref.values = h5::read_tensor(f, found, DType::f32);
+  ref.values = h5::read_tensor(f, found, DType::f64);
   if (h5::has_attribute(f, found, "l2")) ref.l2 = h5::read_attribute_double(f, found, "l2");
+  ref.torch.cpu = optional_attribute(f, found, "torch_cpu_fp32_rel_err");
+  ref.torch.gpu = optional_attribute(f, found, "torch_gpu_fp32_rel_err");
   return ref;
 }
 

@@ -1,6 +1,8 @@
 // Reads the golden files written by arcface_torch (../shared/golden/README.md): a group per
 // network (`tiny`, `r50`) with its parameters given by the counter fill rule, inputs, labels,
-// and a subgroup per case with the reference outputs and gradients.
+// and a subgroup per case with the reference outputs and gradients. Values are read as f64:
+// the reference file is arcface_torch in float64, with beside each value how far
+// arcface_torch's own fp32 lands from it; the older fp32 file reads the same way, without.
 #pragma once
 
 #include <cstdint>
@@ -22,10 +24,18 @@ struct GoldenNetwork {
   double scale_s = 64.0;
 };
 
+// How far arcface_torch's own fp32 run lands from a reference value (L2 of the difference over
+// L2 of the value; for the loss, the absolute difference over the loss), on the CPU and on the
+// H200 (`torch_cpu_fp32_rel_err`, `torch_gpu_fp32_rel_err`). Absent in the fp32 file.
+struct TorchFp32Error {
+  std::optional<double> cpu, gpu;
+};
+
 struct GoldenCase {
   std::string name;                   // "arcface_sr1"
   double m1 = 1, m2 = 0.5, m3 = 0, sample_rate = 1;
   double loss = 0;                    // 0 in the training cases, which store `losses`
+  TorchFp32Error torch_loss;          // from torch_cpu_fp32_loss and torch_gpu_fp32_loss
   double interclass_filtering_threshold = 0;
 };
 
@@ -45,22 +55,30 @@ struct GoldenTraining {
 // A reference gradient or statistic: either the whole tensor or every `stride`-th element of
 // it (flattened PyTorch layout), with the L2 norm of the whole tensor.
 struct GoldenReference {
-  Tensor values;                      // f32, host
+  Tensor values;                      // f64, host
   std::int64_t stride = 1;            // 1: values is the whole tensor
   double l2 = 0;                      // 0 when the file gives none
+  TorchFp32Error torch;
 };
 
 class GoldenFile {
  public:
   explicit GoldenFile(const std::string& path);
 
+  // The root attribute `precision`: "f64" for the reference file, "f32" when absent.
+  std::string precision() const;
+
+  // A network or case the file does not hold is a UsageError naming the cases it does.
   GoldenNetwork network(const std::string& group) const;
   GoldenCase golden_case(const std::string& group, const std::string& name) const;
+  // Every case the file holds, as GROUP/CASE ("tiny/arcface_sr1", ...).
+  std::vector<std::string> case_names() const;
   // The case's optimiser loop, when it is a training case (it has a `steps` attribute).
   std::optional<GoldenTraining> training(const std::string& group, const std::string& name) const;
   // Names of the trained parameters the file lists for a network.
   std::vector<std::string> parameter_names(const std::string& group) const;
-  // A parameter's values by the fill rule, in PyTorch layout, as a host f32 tensor.
+  // A parameter's values by the fill rule, in PyTorch layout, as a host f32 tensor (the
+  // problems are posed in f32 values; the f64 file solves them exactly).
   Tensor parameter(const std::string& group, const std::string& name) const;
   // The class centres [num_classes, emb] by the fill rule.
   Tensor class_centres(const GoldenNetwork& network) const;

@@ -10,12 +10,14 @@ Tensor as_rows(const Tensor& t, std::int64_t channels) {
 
 BatchNorm::BatchNorm(const ModelContext& ctx, const std::string& name, std::int64_t channels,
                      bool trainable_scale)
-    : weight(create_parameter(*ctx.backend, DType::f32, name + ".weight", {channels}, {channels},
-                              TorchLayout::same)),
-      bias(create_parameter(*ctx.backend, DType::f32, name + ".bias", {channels}, {channels},
-                            TorchLayout::same)),
-      running_mean(create_buffer(*ctx.backend, name + ".running_mean", {channels})),
-      running_var(create_buffer(*ctx.backend, name + ".running_var", {channels})),
+    : weight(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.master_dtype(),
+                              name + ".weight", {channels}, {channels}, TorchLayout::same)),
+      bias(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.master_dtype(), name + ".bias",
+                            {channels}, {channels}, TorchLayout::same)),
+      running_mean(
+          create_buffer(*ctx.backend, ctx.master_dtype(), name + ".running_mean", {channels})),
+      running_var(
+          create_buffer(*ctx.backend, ctx.master_dtype(), name + ".running_var", {channels})),
       ctx_(ctx),
       channels_(channels) {
   weight.trainable = trainable_scale;
@@ -28,8 +30,8 @@ Tensor BatchNorm::forward(const Tensor& x) {
             weight.name, x.describe(), channels_);
   Backend& be = *ctx_.backend;
   Tensor y = be.empty(x.shape(), x.dtype(), MemoryPurpose::activations);
-  saved_mean_ = be.empty({channels_}, DType::f32, MemoryPurpose::activations);
-  saved_invstd_ = be.empty({channels_}, DType::f32, MemoryPurpose::activations);
+  saved_mean_ = be.empty({channels_}, ctx_.master_dtype(), MemoryPurpose::activations);
+  saved_invstd_ = be.empty({channels_}, ctx_.master_dtype(), MemoryPurpose::activations);
   Tensor y_rows = as_rows(y, channels_);
   be.batchnorm_forward_train(as_rows(x, channels_), weight.value, bias.value, running_mean.value,
                              running_var.value, kMomentum, kEps, y_rows, saved_mean_,

@@ -5,7 +5,8 @@ namespace pfc {
 Conv2d::Conv2d(const ModelContext& ctx, const std::string& name, std::int64_t in_channels,
                std::int64_t out_channels, std::int64_t kernel, std::int64_t stride,
                std::int64_t pad)
-    : weight(create_parameter(*ctx.backend, ctx.activation_dtype, name + ".weight",
+    : weight(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.activation_dtype,
+                              name + ".weight",
                               {out_channels, kernel, kernel, in_channels},
                               {out_channels, in_channels, kernel, kernel}, TorchLayout::conv_oihw)),
       ctx_(ctx),
@@ -30,7 +31,7 @@ Conv2dGeometry Conv2d::geometry_for(const Tensor& x) const {
   return g;
 }
 
-// In fp16 (and f64) mode the convolution reads the working copy of the f32 master weight.
+// In fp16 mode the convolution reads the f16 working copy of the f32 master weight.
 const Tensor& Conv2d::compute_weight() const {
   return ctx_.uses_working_copies() ? weight.working : weight.value;
 }

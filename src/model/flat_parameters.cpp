@@ -5,9 +5,9 @@ namespace pfc {
 namespace {
 
 // Every parameter starts at a multiple of 64 elements (256 bytes of f32, the device arena's
-// alignment; 128 of f16), so each view is as aligned as a tensor of its own would be: cuDNN
-// and the vectorised kernels take their fast paths only on aligned pointers. The gaps are
-// zeros in every buffer and stay zeros under the update, the norm and the cast.
+// alignment; 128 of f16, 512 of f64), so each view is as aligned as a tensor of its own would
+// be: cuDNN and the vectorised kernels take their fast paths only on aligned pointers. The gaps
+// are zeros in every buffer and stay zeros under the update, the norm and the cast.
 constexpr std::int64_t kAlignment = 64;
 
 std::int64_t aligned(std::int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
@@ -49,6 +49,7 @@ FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*
 
   FlatParameters flat;
   flat.decay = order.front()->decay;
+  const DType master = order.front()->value.dtype();
   const DType working_dtype = with_copies > 0 ? order.front()->working.dtype() : DType::f32;
   std::vector<std::int64_t> offsets;
   std::int64_t total = 0;
@@ -56,8 +57,8 @@ FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Parameter* p = order[i];
     const char* name = p->name.c_str();
-    check_dtype(p->value, DType::f32, op, name);
-    check_dtype(p->grad, DType::f32, op, name);
+    check_dtype(p->value, master, op, name);
+    check_dtype(p->grad, master, op, name);
     check_shape(p->grad, p->value.shape(), op, name);
     if (i < with_copies) {
       check_dtype(p->working, working_dtype, op, name);
@@ -79,9 +80,9 @@ FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*
       t = move_into(backend, t, buffer, offsets[i]);
     }
   };
-  flat.value = backend.zeros({total}, DType::f32, MemoryPurpose::weights);
+  flat.value = backend.zeros({total}, master, MemoryPurpose::weights);
   move_all(&Parameter::value, flat.value, order.size());
-  flat.grad = backend.zeros({total}, DType::f32, MemoryPurpose::gradients);
+  flat.grad = backend.zeros({total}, master, MemoryPurpose::gradients);
   move_all(&Parameter::grad, flat.grad, order.size());
   if (with_copies > 0) {
     flat.working_values = flat.value.rows(0, run);

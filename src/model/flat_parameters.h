@@ -17,8 +17,8 @@
 namespace pfc {
 
 struct FlatParameters {
-  Tensor value;     // f32 masters
-  Tensor grad;      // f32, same layout as value
+  Tensor value;     // masters: f32, or f64 in an f64 run
+  Tensor grad;      // same type and layout as value
   // The parameters that have a working copy come first, so their masters form one run of
   // value; `working` holds their copies in the same layout. Both undefined when none has one.
   Tensor working_values;
@@ -38,9 +38,10 @@ struct FlatParameters {
 
 // Moves the trainable ones among `parameters` into flat buffers with their current contents
 // and re-points their value, grad and working tensors at views, whose shapes are unchanged;
-// the previous tensors are released. Frozen parameters keep their own tensors. Anything that
-// writes into the views (an optimiser step, a checkpoint restore) writes into the flat
-// buffers; a Parameter whose tensors are replaced instead would leave them.
+// the previous tensors are released. Frozen
+// parameters keep their own tensors. Anything that writes into the views (an optimiser step,
+// a checkpoint restore) writes into the flat buffers; a Parameter whose tensors are replaced
+// instead would leave them.
 FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*>& parameters);
 
 }  // namespace pfc

@@ -119,7 +119,8 @@ void IResNet::initialize(std::uint64_t seed) {
       const float fill = ends_with(".weight") ? 1.0f : 0.0f;
       for (std::int64_t i = 0; i < n; ++i) v[i] = fill;
     }
-    ctx_.backend->copy(host, p->value);
+    // The same f32 values in every mode: an f64 run starts where an f32 one does.
+    ctx_.backend->copy_cast(host, p->value);
   }
   for (Buffer* b : buffers_)
     ctx_.backend->fill(b->value, b->name.size() > 4 && b->name.ends_with("_var") ? 1.0 : 0.0);
@@ -154,9 +155,15 @@ void IResNet::import_parameter(const std::string& name, const Tensor& torch_layo
   PFC_CHECK(p != nullptr, "iresnet has no parameter '{}'", name);
   PFC_CHECK(torch_layout.shape() == p->torch_shape, "parameter '{}' is {} in PyTorch, got {}",
             name, shape_string(p->torch_shape), shape_string(torch_layout.shape()));
-  Tensor ours = Tensor::host(p->value.shape(), DType::f32);
-  torch_to_ours(*p, torch_layout.data<float>(), ours.data<float>());
-  ctx_.backend->copy(ours, p->value);
+  PFC_CHECK(torch_layout.device() == DeviceKind::cpu, "parameter '{}': {} is not a host tensor",
+            name, torch_layout.describe());
+  Tensor ours = Tensor::host(p->value.shape(), torch_layout.dtype());
+  if (torch_layout.dtype() == DType::f64) {
+    torch_to_ours(*p, torch_layout.data<double>(), ours.data<double>());
+  } else {
+    torch_to_ours(*p, torch_layout.data<float>(), ours.data<float>());
+  }
+  ctx_.backend->copy_cast(ours, p->value);
   if (p->working.defined()) ctx_.backend->cast(p->value, p->working);
 }
 

@@ -5,22 +5,18 @@ namespace pfc {
 FlattenLinear::FlattenLinear(const ModelContext& ctx, const std::string& name,
                              std::int64_t channels, std::int64_t height, std::int64_t width,
                              std::int64_t out_features)
-    : weight(create_parameter(*ctx.backend, ctx.head_dtype(), name + ".weight",
-                              {out_features, channels * height * width},
+    : weight(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.head_dtype(),
+                              name + ".weight", {out_features, channels * height * width},
                               {out_features, channels * height * width},
                               TorchLayout::linear_from_nchw)),
-      bias(create_parameter(*ctx.backend, ctx.head_dtype(), name + ".bias", {out_features},
-                            {out_features}, TorchLayout::same)),
+      bias(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.head_dtype(), name + ".bias",
+                            {out_features}, {out_features}, TorchLayout::same)),
       ctx_(ctx),
       compute_(ctx.head_dtype()),
       in_features_(channels * height * width),
       out_features_(out_features) {
   weight.feature_channels = channels;
   weight.feature_hw = height * width;
-}
-
-const Tensor& FlattenLinear::compute_copy(const Parameter& p) const {
-  return compute_ == DType::f32 ? p.value : p.working;
 }
 
 Tensor FlattenLinear::forward(const Tensor& x) {
@@ -36,27 +32,18 @@ Tensor FlattenLinear::forward(const Tensor& x) {
     x2d = converted;
   }
   Tensor y = be.empty({n, out_features_}, compute_, MemoryPurpose::activations);
-  be.gemm(false, true, 1.0, x2d, compute_copy(weight), 0.0, y);
-  be.add_row_vector(y, compute_copy(bias));
+  be.gemm(false, true, 1.0, x2d, weight.value, 0.0, y);
+  be.add_row_vector(y, bias.value);
   saved_input_ = x2d;
   return y;
 }
 
 Tensor FlattenLinear::backward(const Tensor& dy) {
   Backend& be = *ctx_.backend;
-  if (compute_ == DType::f32) {
-    be.gemm(true, false, 1.0, dy, saved_input_, 0.0, weight.grad);
-    be.sum_rows(dy, bias.grad);
-  } else {
-    Tensor dw = be.empty(weight.value.shape(), compute_, MemoryPurpose::gradients);
-    Tensor db = be.empty(bias.value.shape(), compute_, MemoryPurpose::gradients);
-    be.gemm(true, false, 1.0, dy, saved_input_, 0.0, dw);
-    be.sum_rows(dy, db);
-    be.cast(dw, weight.grad);
-    be.cast(db, bias.grad);
-  }
+  be.gemm(true, false, 1.0, dy, saved_input_, 0.0, weight.grad);
+  be.sum_rows(dy, bias.grad);
   Tensor dx = be.empty({dy.dim(0), in_features_}, compute_, MemoryPurpose::activations);
-  be.gemm(false, false, 1.0, dy, compute_copy(weight), 0.0, dx);
+  be.gemm(false, false, 1.0, dy, weight.value, 0.0, dx);
   release();
   if (ctx_.activation_dtype == compute_) return dx.reshape(input_shape_);
   Tensor converted = ctx_.activation(input_shape_);

@@ -1,5 +1,5 @@
 // iresnet's `fc`: flattens the [n, h, w, c] feature map and applies Linear(c*h*w -> out) with
-// bias, in f32 even in fp16 mode (as arcface_torch does) and in f64 in the reference mode.
+// bias, in the master type: f32 even in fp16 mode (as arcface_torch does), f64 in an f64 run.
 // Its weight is exported with PyTorch's NCHW flatten order.
 #pragma once
 
@@ -16,7 +16,7 @@ class FlattenLinear {
   FlattenLinear(const ModelContext& ctx, const std::string& name, std::int64_t channels,
                 std::int64_t height, std::int64_t width, std::int64_t out_features);
 
-  // x [n, h, w, c] of the activation dtype -> y [n, out] f32 (f64 in the reference mode).
+  // x [n, h, w, c] of the activation dtype -> y [n, out] of the head dtype.
   Tensor forward(const Tensor& x);
   // dy [n, out] as forward's y -> dx [n, h, w, c] of the activation dtype.
   Tensor backward(const Tensor& dy);
@@ -27,9 +27,6 @@ class FlattenLinear {
   Parameter weight, bias;
 
  private:
-  // The master value in f32 mode, the working copy otherwise.
-  const Tensor& compute_copy(const Parameter& p) const;
-
   ModelContext ctx_;
   DType compute_;
   std::int64_t in_features_, out_features_;

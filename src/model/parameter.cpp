@@ -34,29 +34,45 @@ void for_each_index_pair(const Parameter& p, Visit visit) {
   }
 }
 
-}  // namespace
-
-void torch_to_ours(const Parameter& p, const float* torch_data, float* ours) {
+template <class T>
+void reorder_torch_to_ours(const Parameter& p, const T* torch_data, T* ours) {
   for_each_index_pair(p, [&](std::int64_t ti, std::int64_t oi) { ours[oi] = torch_data[ti]; });
 }
 
-void ours_to_torch(const Parameter& p, const float* ours, float* torch_data) {
+template <class T>
+void reorder_ours_to_torch(const Parameter& p, const T* ours, T* torch_data) {
   for_each_index_pair(p, [&](std::int64_t ti, std::int64_t oi) { torch_data[ti] = ours[oi]; });
+}
+
+}  // namespace
+
+void torch_to_ours(const Parameter& p, const float* torch_data, float* ours) {
+  reorder_torch_to_ours(p, torch_data, ours);
+}
+void torch_to_ours(const Parameter& p, const double* torch_data, double* ours) {
+  reorder_torch_to_ours(p, torch_data, ours);
+}
+void ours_to_torch(const Parameter& p, const float* ours, float* torch_data) {
+  reorder_ours_to_torch(p, ours, torch_data);
+}
+void ours_to_torch(const Parameter& p, const double* ours, double* torch_data) {
+  reorder_ours_to_torch(p, ours, torch_data);
 }
 
 }  // namespace pfc
 
 #include "backend/backend.h"
+#include "core/host_cast.h"
 
 namespace pfc {
 
-Parameter create_parameter(Backend& backend, DType working, std::string name, Shape our_shape,
-                           Shape torch_shape, TorchLayout layout) {
+Parameter create_parameter(Backend& backend, DType master, DType compute, std::string name,
+                           Shape our_shape, Shape torch_shape, TorchLayout layout) {
   Parameter p;
   p.name = std::move(name);
-  p.value = backend.zeros(our_shape, DType::f32, MemoryPurpose::weights);
-  p.grad = backend.zeros(our_shape, DType::f32, MemoryPurpose::gradients);
-  if (working != DType::f32) p.working = backend.zeros(our_shape, working, MemoryPurpose::weights);
+  p.value = backend.zeros(our_shape, master, MemoryPurpose::weights);
+  p.grad = backend.zeros(our_shape, master, MemoryPurpose::gradients);
+  if (compute != master) p.working = backend.zeros(our_shape, compute, MemoryPurpose::weights);
   p.torch_shape = std::move(torch_shape);
   p.layout = layout;
   return p;
@@ -64,21 +80,37 @@ Parameter create_parameter(Backend& backend, DType working, std::string name, Sh
 
 Tensor to_torch_layout(Backend& backend, const Parameter& p, const Tensor& ours) {
   const Tensor host = backend.to_host(ours);
-  Tensor torch_layout = Tensor::host(p.torch_shape, DType::f32);
-  ours_to_torch(p, host.data<float>(), torch_layout.data<float>());
+  Tensor torch_layout = Tensor::host(p.torch_shape, host.dtype());
+  if (host.dtype() == DType::f64) {
+    ours_to_torch(p, host.data<double>(), torch_layout.data<double>());
+  } else {
+    ours_to_torch(p, host.data<float>(), torch_layout.data<float>());
+  }
   return torch_layout;
 }
 
+namespace {
+
+// Named tensors are f32 (checkpoints, exporters): an f64 run's values are rounded once.
+Tensor as_f32(const Tensor& host) {
+  if (host.dtype() == DType::f32) return host;
+  Tensor f32 = Tensor::host(host.shape(), DType::f32);
+  host_cast(host, f32);
+  return f32;
+}
+
+}  // namespace
+
 NamedTensor torch_named_value(Backend& backend, const Parameter& p) {
-  return {p.name, to_torch_layout(backend, p, p.value)};
+  return {p.name, as_f32(to_torch_layout(backend, p, p.value))};
 }
 
 NamedTensor torch_named_value(Backend& backend, const Buffer& b) {
-  return {b.name, backend.to_host(b.value)};
+  return {b.name, as_f32(backend.to_host(b.value))};
 }
 
-Buffer create_buffer(Backend& backend, std::string name, Shape shape) {
-  return Buffer{std::move(name), backend.zeros(shape, DType::f32, MemoryPurpose::weights)};
+Buffer create_buffer(Backend& backend, DType dtype, std::string name, Shape shape) {
+  return Buffer{std::move(name), backend.zeros(shape, dtype, MemoryPurpose::weights)};
 }
 
 }  // namespace pfc

@@ -3,8 +3,8 @@
 namespace pfc {
 
 PRelu::PRelu(const ModelContext& ctx, const std::string& name, std::int64_t channels)
-    : weight(create_parameter(*ctx.backend, DType::f32, name + ".weight", {channels}, {channels},
-                              TorchLayout::same)),
+    : weight(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.master_dtype(),
+                              name + ".weight", {channels}, {channels}, TorchLayout::same)),
       ctx_(ctx),
       channels_(channels) {
   ctx.backend->fill(weight.value, 0.25);

@@ -40,15 +40,19 @@ PartialFc::PartialFc(Backend& backend, Comm& comm, const PartialFcOptions& optio
   if (options.embedding_size < 1)
     throw UsageError(fmt::format("embedding_size is {}, expected at least 1",
                                  options.embedding_size));
-  PFC_CHECK(options.gemm_operands == DType::f32 || options.gemm_operands == DType::f16,
-            "PartialFc: the classifier's GEMM operands are f32 or f16, not {}",
-            dtype_name(options.gemm_operands));
+  PFC_CHECK(options.dtype == DType::f32 || options.dtype == DType::f64,
+            "PartialFc: the classifier computes in f32 or f64, not {}", dtype_name(options.dtype));
+  PFC_CHECK(options.gemm_operands == options.dtype ||
+                (options.gemm_operands == DType::f16 && options.dtype == DType::f32),
+            "PartialFc: the GEMM operands of an {} classifier are {}{}, not {}",
+            dtype_name(options.dtype), dtype_name(options.dtype),
+            options.dtype == DType::f32 ? " or f16" : "", dtype_name(options.gemm_operands));
   const double threshold = options.interclass_filtering_threshold;
   if (!(threshold >= 0.0 && threshold < 1.0))
     throw UsageError(fmt::format("interclass_filtering_threshold is {}, expected a value in "
                                  "[0, 1) (0: no filtering)",
                                  threshold));
-  weight_ = backend_.empty({layout_.num_local, options.embedding_size}, DType::f32,
+  weight_ = backend_.empty({layout_.num_local, options.embedding_size}, options.dtype,
                            MemoryPurpose::weights);
   init_class_centres(backend_, weight_, layout_.class_start, options.seed);
   optimizer_ = make_optimizer(options.optimizer);
@@ -58,8 +62,7 @@ PartialFc::PartialFc(Backend& backend, Comm& comm, const PartialFcOptions& optio
 void PartialFc::set_global_weight(const Tensor& global) {
   check_shape(global, {options_.num_classes, options_.embedding_size},
               "PartialFc::set_global_weight", "global");
-  check_dtype(global, DType::f32, "PartialFc::set_global_weight", "global");
-  backend_.copy(global.rows(layout_.class_start, layout_.class_end()), weight_);
+  backend_.copy_cast(global.rows(layout_.class_start, layout_.class_end()), weight_);
 }
 
 Tensor PartialFc::gather_global_weight() {
@@ -105,7 +108,7 @@ double PartialFc::forward_backward(const Tensor& embeddings, Tensor& embeddings_
   const std::int64_t emb = options_.embedding_size;
   PFC_CHECK(embeddings.defined() && embeddings.rank() == 2 && embeddings.dim(1) == emb,
             "{}: embeddings {} must be [batch, {}]", op, embeddings.describe(), emb);
-  check_dtype(embeddings, DType::f32, op, "embeddings");
+  check_dtype(embeddings, options_.dtype, op, "embeddings");
   PFC_CHECK(embeddings.device() == backend_.device(),
             "{}: embeddings must be on the {} backend's device", op, backend_.name());
   const std::int64_t batch = embeddings.dim(0);
@@ -114,9 +117,9 @@ double PartialFc::forward_backward(const Tensor& embeddings, Tensor& embeddings_
             "{}: {} embeddings per rank, but the labels set hold {} per rank", op, batch,
             global_batch / comm_.world_size());
   if (!embeddings_grad.defined())
-    embeddings_grad = backend_.empty({batch, emb}, DType::f32, MemoryPurpose::gradients);
+    embeddings_grad = backend_.empty({batch, emb}, options_.dtype, MemoryPurpose::gradients);
   check_shape(embeddings_grad, {batch, emb}, op, "embeddings_grad");
-  check_dtype(embeddings_grad, DType::f32, op, "embeddings_grad");
+  check_dtype(embeddings_grad, options_.dtype, op, "embeddings_grad");
 
   labels_pending_ = false;
   if (mode == CentreGradient::replace) grad_pending_ = false;
@@ -165,7 +168,7 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
   const std::int64_t rows = embeddings.dim(0), classes = centres.dim(0);
   const std::int64_t emb = options_.embedding_size;
   auto buffer = [&](const Shape& s, MemoryPurpose p = MemoryPurpose::activations) {
-    return backend_.empty(s, DType::f32, p);
+    return backend_.empty(s, options_.dtype, p);
   };
   Tensor en = buffer({rows, emb}), en_norm = buffer({rows});
   backend_.l2_normalize_rows(embeddings, en, en_norm);
@@ -209,9 +212,11 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
 
   HeadGradients out;
   const Tensor prob_host = backend_.to_host(target_prob);
-  const float* p = prob_host.data<float>();
-  for (std::int64_t r = 0; r < rows; ++r)
-    out.loss_sum -= std::log(std::max(static_cast<double>(p[r]), kMinTargetProb));
+  const bool f64 = options_.dtype == DType::f64;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const double p = f64 ? prob_host.data<double>()[r] : prob_host.data<float>()[r];
+    out.loss_sum -= std::log(std::max(p, kMinTargetProb));
+  }
 
   // logits now holds d loss / d cos (times grad_scale). Through cos = En Wn^T, then the two
   // normalisations.
@@ -247,7 +252,7 @@ double PartialFc::sharded_step(const Tensor& embeddings,
                                const std::vector<std::int64_t>& global_labels,
                                Tensor& embeddings_grad, std::int64_t draw, CentreGradient mode) {
   const std::int64_t global_batch = static_cast<std::int64_t>(global_labels.size());
-  Tensor total = backend_.empty({global_batch, options_.embedding_size}, DType::f32,
+  Tensor total = backend_.empty({global_batch, options_.embedding_size}, options_.dtype,
                                 MemoryPurpose::comm);
   comm_.all_gather(embeddings, total);
 
@@ -268,7 +273,7 @@ double PartialFc::sharded_step(const Tensor& embeddings,
     sampled_device = index_on_backend(backend_, sampled, MemoryPurpose::workspace);
     centres = backend_.empty({static_cast<std::int64_t>(sampled.size()),
                               options_.embedding_size},
-                             DType::f32, MemoryPurpose::activations);
+                             options_.dtype, MemoryPurpose::activations);
     backend_.gather_rows(weight_, sampled_device, centres);
   }
   Tensor local_label = index_on_backend(backend_, local_labels, MemoryPurpose::workspace);
@@ -323,7 +328,7 @@ std::vector<std::int64_t> PartialFc::sampled_index() const {
 Tensor PartialFc::shard_weight_grad() {
   PFC_CHECK(weight_grad_.defined(), "PartialFc: no gradient yet (call forward_backward first)");
   if (options_.method != PfcMethod::pfc) return weight_grad_;
-  Tensor full = backend_.zeros(weight_.shape(), DType::f32, MemoryPurpose::gradients);
+  Tensor full = backend_.zeros(weight_.shape(), options_.dtype, MemoryPurpose::gradients);
   if (!sampled_.empty()) backend_.scatter_rows(weight_grad_, sampled_device_, full);
   return full;
 }

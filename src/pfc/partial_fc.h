@@ -32,9 +32,12 @@ struct PartialFcOptions {
   MarginParams margin;
   PfcMethod method = PfcMethod::pfc;
   std::uint64_t seed = 0;  // class-centre init and the sampler's draws
+  // The element type of the centres, their moments and gradient, the embeddings and their
+  // gradient, and the margin softmax: f32, or f64 in an f64 run.
+  DType dtype = DType::f32;
   // The operands of the classifier's three GEMMs (logits, and the gradients of the normalised
-  // embeddings and centres): f32, or f16 in fp16 training, as arcface_torch's autocast has
-  // them; products accumulate in f32 either way, and everything else stays f32.
+  // embeddings and centres): `dtype`, or f16 in fp16 training (dtype f32), as arcface_torch's
+  // autocast has them; products accumulate in f32 then, and everything else stays f32.
   DType gemm_operands = DType::f32;
   // arcface_torch's interclass_filtering_threshold: negatives whose cosine exceeds it are set
   // to 0 before the margin. 0 turns the filter off.
@@ -65,12 +68,14 @@ class PartialFc {
   // The classes this rank holds: its shard (mp, pfc) or all of them (dp, a one-rank layout).
   const ShardLayout& layout() const { return layout_; }
 
-  // This rank's centres, [layout().num_local, emb] f32 on the backend's device, and their
-  // optimiser state (moments of the same shape; checkpoints read and write both directly).
+  // This rank's centres, [layout().num_local, emb] of options().dtype on the backend's
+  // device, and their optimiser state (moments of the same shape and type; checkpoints read
+  // and write both directly).
   Tensor& weight() { return weight_; }
   OptimizerState& optimizer_state() { return state_; }
   const Optimizer& optimizer() const { return *optimizer_; }
-  // Takes this rank's rows of a global [num_classes, emb] f32 matrix (any device).
+  // Takes this rank's rows of a global [num_classes, emb] f32 or f64 matrix (any device),
+  // converted to options().dtype.
   void set_global_weight(const Tensor& global);
   // Collective: the global [num_classes, emb] centres, on the host of every rank.
   Tensor gather_global_weight();
@@ -84,11 +89,11 @@ class PartialFc {
   // [0, num_classes) (checked on the gathered batch, so every rank throws alike); every rank
   // passes the same b. Waits for the device's queued work.
   void set_labels(const Tensor& labels);
-  // embeddings [b, emb] f32 on the backend's device, for the labels last set. Writes
-  // d loss / d embeddings to embeddings_grad [b, emb] (allocated when undefined) and returns
-  // the loss, the mean over the global batch of -log(max(p_target, 1e-30)). `draw` keys the
-  // sampler's draw (distinct for every micro-batch of a run). `mode`: whether the centre
-  // gradient starts this step's or adds to it.
+  // embeddings [b, emb] of options().dtype on the backend's device, for the labels last set.
+  // Writes d loss / d embeddings to embeddings_grad [b, emb] (allocated when undefined) and
+  // returns the loss, the mean over the global batch of -log(max(p_target, 1e-30)). `draw`
+  // keys the sampler's draw (distinct for every micro-batch of a run). `mode`: whether the
+  // centre gradient starts this step's or adds to it.
   double forward_backward(const Tensor& embeddings, Tensor& embeddings_grad, std::int64_t draw,
                           CentreGradient mode = CentreGradient::replace);
   // set_labels, then forward_backward.

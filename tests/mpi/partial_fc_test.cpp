@@ -1,8 +1,9 @@
 // PartialFc on 1..4 ranks against a plain double-precision implementation of the margin
-// softmax written here (inter-class filtering included), against itself on one rank, and across
-// its three methods; the sparse SGD and AdamW updates, gradient accumulation over micro-batches
-// that sample different rows, the sampler's reproducibility, and bad input rejected on every
-// rank alike.
+// softmax written here (in f32, f16 GEMM operands, and f64, where it must agree to 1e-12;
+// inter-class filtering included), against itself on one rank, and across its three methods;
+// the sparse SGD update in f32 and f64 and the sparse AdamW update, gradient accumulation over
+// micro-batches that sample different rows, the sampler's reproducibility, and bad input
+// rejected on every rank alike.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -75,8 +76,8 @@ double as_half(double x) { return Half(static_cast<float>(x)).to_float(); }
 
 // used[c]: class c takes part (all of them, or the sampled ones). half_operands: the three
 // GEMMs read f16 roundings of the normalised embeddings and centres and of d loss / d cos
-// (scaled by f16_cos_grad_scale), as PartialFc's fp16 classifier does. filter > 0: arcface_torch's
-// inter-class filtering, a negative whose cosine exceeds it counts as the constant 0.
+// (scaled by f16_cos_grad_scale), as PartialFc's fp16 classifier does. filter > 0:
+// arcface_torch's inter-class filtering, a negative whose cosine exceeds it counts as 0.
 Reference reference(const Problem& p, const std::vector<float>& weight, const MarginParams& m,
                     const std::vector<bool>& used, bool half_operands = false,
                     double filter = 0.0) {
@@ -173,9 +174,10 @@ class PartialFcTest : public ::testing::Test {
   int rank = world_comm.rank();
   int world = world_comm.world_size();
 
+  // dtype: the classifier's element type; gemm_operands f16 (fp16 mode) or dtype.
   PartialFcOptions options(const Problem& p, PfcMethod method, double sample_rate,
-                           MarginParams margin = kArcFace,
-                           DType gemm_operands = DType::f32) const {
+                           MarginParams margin = kArcFace, DType gemm_operands = DType::f32,
+                           DType dtype = DType::f32) const {
     PartialFcOptions o;
     o.num_classes = p.classes;
     o.embedding_size = p.emb;
@@ -183,28 +185,32 @@ class PartialFcTest : public ::testing::Test {
     o.margin = margin;
     o.method = method;
     o.seed = 77;
-    o.gemm_operands = gemm_operands;
+    o.dtype = dtype;
+    o.gemm_operands = gemm_operands == DType::f16 ? gemm_operands : dtype;
     return o;
   }
 
   struct Outcome {
     double loss = 0.0;
-    std::vector<float> embeddings_grad;  // the rows this process fed
-    Tensor global_grad;                  // [C, emb] host
+    std::vector<double> embeddings_grad;  // the rows this process fed
+    std::vector<double> global_grad;      // [C, emb]
   };
 
-  // Feeds rows [first, first + rows) of the problem's batch at `step`.
+  // Feeds rows [first, first + rows) of the problem's batch at `step`, in the classifier's
+  // element type.
   Outcome run(PartialFc& fc, const Problem& p, std::int64_t first, std::int64_t rows,
               std::int64_t step = 0, CentreGradient mode = CentreGradient::replace) {
-    Tensor emb = backend->empty({rows, p.emb}, DType::f32, MemoryPurpose::data);
-    std::copy_n(p.embeddings.begin() + first * p.emb, rows * p.emb, emb.data<float>());
+    Tensor host = Tensor::host({rows, p.emb}, DType::f32);
+    std::copy_n(p.embeddings.begin() + first * p.emb, rows * p.emb, host.data<float>());
+    Tensor emb = backend->empty({rows, p.emb}, fc.options().dtype, MemoryPurpose::data);
+    backend->copy_cast(host, emb);
     Tensor labels = Tensor::host({rows}, DType::i64);
     std::copy_n(p.labels.begin() + first, rows, labels.data<std::int64_t>());
     Tensor grad;
     Outcome out;
     out.loss = fc.forward_backward(emb, labels, grad, step, mode);
-    out.embeddings_grad.assign(grad.data<float>(), grad.data<float>() + grad.numel());
-    out.global_grad = fc.gather_global_weight_grad();
+    out.embeddings_grad = host_doubles(grad);
+    out.global_grad = host_doubles(fc.gather_global_weight_grad());
     return out;
   }
   Outcome run_distributed(PartialFc& fc, const Problem& p, std::int64_t step = 0,
@@ -227,6 +233,12 @@ class PartialFcTest : public ::testing::Test {
   static std::vector<float> host_values(const Tensor& t) {
     return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
   }
+  // The values of a host tensor of f32 or f64, as doubles.
+  std::vector<double> host_doubles(const Tensor& t) const {
+    Tensor d = Tensor::host(t.shape(), DType::f64);
+    backend->copy_cast(t, d);
+    return std::vector<double>(d.data<double>(), d.data<double>() + d.numel());
+  }
 };
 
 struct ReferenceCase {
@@ -236,6 +248,7 @@ struct ReferenceCase {
   MarginParams margin;
   LabelRule labels;
   DType gemm_operands = DType::f32;
+  DType dtype = DType::f32;
   double filter = 0.0;  // interclass_filtering_threshold
 };
 
@@ -246,23 +259,28 @@ TEST_P(PartialFcReferenceTest, MatchesTheDoublePrecisionReference) {
   const ReferenceCase& c = GetParam();
   // 37 classes: not divisible by 2, 3 or 4.
   const Problem p = make_problem(37, 3, 8, world, c.labels, 5);
-  PartialFcOptions o = options(p, c.method, c.sample_rate, c.margin, c.gemm_operands);
+  PartialFcOptions o = options(p, c.method, c.sample_rate, c.margin, c.gemm_operands, c.dtype);
   o.interclass_filtering_threshold = c.filter;
   PartialFc fc(*backend, world_comm, o);
-  const std::vector<float> weight = host_values(fc.gather_global_weight());
+  // The centres start from the same f32 values in f64 as in f32.
+  std::vector<float> weight;
+  for (double w : host_doubles(fc.gather_global_weight())) weight.push_back(static_cast<float>(w));
   const Outcome got = run_distributed(fc, p);
   const Reference want = reference(p, weight, c.margin, used_classes(fc, world_comm),
                                    c.gemm_operands == DType::f16, c.filter);
 
-  EXPECT_NEAR(got.loss, want.loss, 2e-5 * std::abs(want.loss)) << c.name;
+  // f64 is the reference's own arithmetic: only summation order differs.
+  const bool f64 = c.dtype == DType::f64;
+  const double loss_tol = f64 ? 1e-13 : 2e-5, grad_tol = f64 ? 1e-12 : 1e-4;
+  EXPECT_NEAR(got.loss, want.loss, loss_tol * std::abs(want.loss)) << c.name;
   EXPECT_LT(relative_error(got.embeddings_grad.data(),
                            &want.embeddings_grad[rank * p.batch * p.emb],
                            got.embeddings_grad.size()),
-            1e-4)
+            grad_tol)
       << c.name;
-  EXPECT_LT(relative_error(got.global_grad.data<float>(), want.weight_grad.data(),
+  EXPECT_LT(relative_error(got.global_grad.data(), want.weight_grad.data(),
                            want.weight_grad.size()),
-            1e-4)
+            grad_tol)
       << c.name;
 }
 
@@ -287,17 +305,27 @@ INSTANTIATE_TEST_SUITE_P(
                       DType::f16},
         ReferenceCase{"pfc03_combined_f16", PfcMethod::pfc, 0.3, kCombined, LabelRule::spread,
                       DType::f16},
+        ReferenceCase{"mp_arcface_f64", PfcMethod::mp, 1.0, kArcFace, LabelRule::spread,
+                      DType::f64, DType::f64},
+        ReferenceCase{"dp_cosface_f64", PfcMethod::dp, 1.0, kCosFace, LabelRule::spread,
+                      DType::f64, DType::f64},
+        ReferenceCase{"pfc03_combined_f64", PfcMethod::pfc, 0.3, kCombined, LabelRule::spread,
+                      DType::f64, DType::f64},
+        ReferenceCase{"pfc03_one_rank_labels_f64", PfcMethod::pfc, 0.3, kArcFace,
+                      LabelRule::last_rank_only, DType::f64, DType::f64},
         // Filtering at 0.2 drops about 40 % of the negatives of these random cosines.
         ReferenceCase{"mp_arcface_filter", PfcMethod::mp, 1.0, kArcFace, LabelRule::spread,
-                      DType::f32, 0.2},
+                      DType::f32, DType::f32, 0.2},
         ReferenceCase{"dp_cosface_filter", PfcMethod::dp, 1.0, kCosFace, LabelRule::spread,
-                      DType::f32, 0.2},
+                      DType::f32, DType::f32, 0.2},
         ReferenceCase{"pfc03_arcface_filter", PfcMethod::pfc, 0.3, kArcFace, LabelRule::spread,
-                      DType::f32, 0.2},
+                      DType::f32, DType::f32, 0.2},
         ReferenceCase{"mp_filter_one_rank_labels", PfcMethod::mp, 1.0, kArcFace,
-                      LabelRule::last_rank_only, DType::f32, 0.2},
+                      LabelRule::last_rank_only, DType::f32, DType::f32, 0.2},
         ReferenceCase{"mp_arcface_filter_f16", PfcMethod::mp, 1.0, kArcFace, LabelRule::spread,
-                      DType::f16, 0.2}),
+                      DType::f16, DType::f32, 0.2},
+        ReferenceCase{"pfc03_arcface_filter_f64", PfcMethod::pfc, 0.3, kArcFace,
+                      LabelRule::spread, DType::f64, DType::f64, 0.2}),
     [](const auto& info) { return info.param.name; });
 
 // Three classes on up to four ranks: a rank may hold no class at all, and at sample rate 0.5
@@ -317,7 +345,7 @@ TEST_F(PartialFcTest, FewerClassesThanRanks) {
                              got.embeddings_grad.size()),
               1e-4)
         << name;
-    EXPECT_LT(relative_error(got.global_grad.data<float>(), want.weight_grad.data(),
+    EXPECT_LT(relative_error(got.global_grad.data(), want.weight_grad.data(),
                              want.weight_grad.size()),
               1e-4)
         << name;
@@ -352,6 +380,7 @@ struct WorldCase {
   double sample_rate;
   bool inject;
   LabelRule labels;
+  DType dtype = DType::f32;
   OptimizerKind optimizer = OptimizerKind::sgd;
 };
 
@@ -364,10 +393,12 @@ class PartialFcWorldTest : public PartialFcTest,
 TEST_P(PartialFcWorldTest, KRanksEqualOneRank) {
   const WorldCase& c = GetParam();
   const Problem p = make_problem(37, 3, 8, world, c.labels, 9);
-  PartialFcOptions o = options(p, c.method, c.sample_rate);
+  PartialFcOptions o = options(p, c.method, c.sample_rate, kArcFace, c.dtype, c.dtype);
   o.optimizer.kind = c.optimizer;
   PartialFc dist(*backend, world_comm, o);
   PartialFc single(*backend, self_comm, o);
+  // f32 agrees to its rounding in another summation order; f64 to f64's.
+  const double tol = c.dtype == DType::f64 ? 1e-13 : 1e-5;
   if (c.inject) {
     // Every third class plus the batch's labels, as a golden file's sampled_index holds.
     std::vector<std::int64_t> set;
@@ -380,20 +411,20 @@ TEST_P(PartialFcWorldTest, KRanksEqualOneRank) {
   for (std::int64_t step = 0; step < 2; ++step) {
     const Outcome d = run_distributed(dist, p, step);
     const Outcome s = run(single, p, 0, p.global_batch(), step);
-    EXPECT_NEAR(d.loss, s.loss, 1e-5 * std::abs(s.loss)) << c.name << " step " << step;
+    EXPECT_NEAR(d.loss, s.loss, tol * std::abs(s.loss)) << c.name << " step " << step;
     EXPECT_LT(relative_error(d.embeddings_grad.data(), &s.embeddings_grad[rank * p.batch * p.emb],
                              d.embeddings_grad.size()),
-              1e-5)
+              tol)
         << c.name << " step " << step;
-    EXPECT_LT(relative_error(d.global_grad.data<float>(), s.global_grad.data<float>(),
-                             static_cast<std::size_t>(s.global_grad.numel())),
-              1e-5)
+    EXPECT_LT(relative_error(d.global_grad.data(), s.global_grad.data(), s.global_grad.size()),
+              tol)
         << c.name << " step " << step;
     dist.step(0.1);
     single.step(0.1);
-    const std::vector<float> wd = host_values(dist.gather_global_weight());
-    const std::vector<float> ws = host_values(single.gather_global_weight());
-    EXPECT_LT(relative_error(wd.data(), ws.data(), ws.size()), 1e-6) << c.name << " step " << step;
+    const std::vector<double> wd = host_doubles(dist.gather_global_weight());
+    const std::vector<double> ws = host_doubles(single.gather_global_weight());
+    EXPECT_LT(relative_error(wd.data(), ws.data(), ws.size()), tol / 10)
+        << c.name << " step " << step;
   }
 }
 
@@ -407,12 +438,20 @@ INSTANTIATE_TEST_SUITE_P(
                                 LabelRule::last_rank_only},
                       WorldCase{"pfc_injected_one_rank_labels", PfcMethod::pfc, 0.1, true,
                                 LabelRule::last_rank_only},
+                      WorldCase{"mp_f64", PfcMethod::mp, 1.0, false, LabelRule::spread,
+                                DType::f64},
+                      WorldCase{"dp_f64", PfcMethod::dp, 1.0, false, LabelRule::spread,
+                                DType::f64},
+                      WorldCase{"pfc_injected_f64", PfcMethod::pfc, 0.1, true, LabelRule::spread,
+                                DType::f64},
                       WorldCase{"mp_adamw", PfcMethod::mp, 1.0, false, LabelRule::spread,
-                                OptimizerKind::adamw},
+                                DType::f32, OptimizerKind::adamw},
                       WorldCase{"dp_adamw", PfcMethod::dp, 1.0, false, LabelRule::spread,
-                                OptimizerKind::adamw},
+                                DType::f32, OptimizerKind::adamw},
                       WorldCase{"pfc_injected_adamw", PfcMethod::pfc, 0.1, true,
-                                LabelRule::spread, OptimizerKind::adamw}),
+                                LabelRule::spread, DType::f32, OptimizerKind::adamw},
+                      WorldCase{"pfc_injected_adamw_f64", PfcMethod::pfc, 0.1, true,
+                                LabelRule::spread, DType::f64, OptimizerKind::adamw}),
     [](const auto& info) { return info.param.name; });
 
 // MP, DP and PFC at sample rate 1 are the same function and the same update.
@@ -436,8 +475,7 @@ TEST_F(PartialFcTest, MpDpAndPfcAtSampleRateOneAgree) {
                                a.embeddings_grad.size()),
                 1e-5)
           << name << " step " << step;
-      EXPECT_LT(relative_error(b.global_grad.data<float>(), a.global_grad.data<float>(),
-                               static_cast<std::size_t>(a.global_grad.numel())),
+      EXPECT_LT(relative_error(b.global_grad.data(), a.global_grad.data(), a.global_grad.size()),
                 1e-5)
           << name << " step " << step;
     }
@@ -455,41 +493,64 @@ TEST_F(PartialFcTest, MpDpAndPfcAtSampleRateOneAgree) {
   }
 }
 
-// PFC updates the sampled rows only, with PyTorch's SGD; every other row and its momentum
-// stay bit for bit as they were.
+// PFC updates the sampled rows only, with PyTorch's SGD, in f32 and in f64; every other row
+// and its momentum stay bit for bit as they were.
 TEST_F(PartialFcTest, SparseUpdateLeavesUnsampledRowsAndMomentumAlone) {
   const Problem p = make_problem(80, 2, 6, world, LabelRule::spread, 21);
-  PartialFc fc(*backend, world_comm, options(p, PfcMethod::pfc, 0.2));
-  const double lr = 0.1, mu = 0.9, wd = 5e-4;
-  const std::int64_t emb = p.emb;
-  for (std::int64_t step = 0; step < 3; ++step) {
-    run_distributed(fc, p, step);
-    const std::vector<float> w0 = host_values(fc.weight());
-    const std::vector<float> m0 = host_values(fc.optimizer_state().moments[0]);
-    const std::vector<float> g = host_values(fc.shard_weight_grad());
-    const std::vector<std::int64_t> sampled = fc.sampled_index();
-    EXPECT_EQ(static_cast<std::int64_t>(sampled.size()), fc.layout().num_sample);
-    fc.step(lr);
-    const float* w1 = fc.weight().data<float>();
-    const float* m1 = fc.optimizer_state().moments[0].data<float>();
-    for (std::int64_t row = 0; row < fc.layout().num_local; ++row) {
-      const bool used = std::binary_search(sampled.begin(), sampled.end(), row);
-      for (std::int64_t j = 0; j < emb; ++j) {
-        const std::size_t i = static_cast<std::size_t>(row * emb + j);
-        if (used) {
-          const double m = mu * m0[i] + g[i] + wd * w0[i];
-          ASSERT_NEAR(m1[i], m, 1e-6 * std::max(1.0, std::abs(m))) << "row " << row;
-          const double w = w0[i] - lr * m;
-          ASSERT_NEAR(w1[i], w, 1e-6 * std::max(1.0, std::abs(w))) << "row " << row;
-        } else {
-          ASSERT_EQ(w1[i], w0[i]) << "unsampled row " << row << " step " << step;
-          ASSERT_EQ(m1[i], m0[i]) << "unsampled row " << row << " step " << step;
-          ASSERT_EQ(g[i], 0.0f) << "unsampled row " << row << " step " << step;
+  for (DType dtype : {DType::f32, DType::f64}) {
+    PartialFc fc(*backend, world_comm, options(p, PfcMethod::pfc, 0.2, kArcFace, dtype, dtype));
+    const double lr = 0.1, mu = 0.9, wd = 5e-4;
+    const double tol = dtype == DType::f64 ? 1e-15 : 1e-6;
+    const std::int64_t emb = p.emb;
+    for (std::int64_t step = 0; step < 3; ++step) {
+      run_distributed(fc, p, step);
+      const Tensor& momentum = fc.optimizer_state().moments[0];
+      const std::vector<double> w0 = host_doubles(fc.weight()), m0 = host_doubles(momentum);
+      const std::vector<double> g = host_doubles(fc.shard_weight_grad());
+      const std::vector<std::int64_t> sampled = fc.sampled_index();
+      EXPECT_EQ(static_cast<std::int64_t>(sampled.size()), fc.layout().num_sample);
+      fc.step(lr);
+      EXPECT_EQ(fc.weight().dtype(), dtype);
+      EXPECT_EQ(momentum.dtype(), dtype);
+      const std::vector<double> w1 = host_doubles(fc.weight()), m1 = host_doubles(momentum);
+      for (std::int64_t row = 0; row < fc.layout().num_local; ++row) {
+        const bool used = std::binary_search(sampled.begin(), sampled.end(), row);
+        for (std::int64_t j = 0; j < emb; ++j) {
+          const std::size_t i = static_cast<std::size_t>(row * emb + j);
+          const std::string at = fmt::format("{} row {} step {}", dtype_name(dtype), row, step);
+          if (used) {
+            const double m = mu * m0[i] + g[i] + wd * w0[i];
+            ASSERT_NEAR(m1[i], m, tol * std::max(1.0, std::abs(m))) << at;
+            const double w = w0[i] - lr * m;
+            ASSERT_NEAR(w1[i], w, tol * std::max(1.0, std::abs(w))) << at;
+          } else {
+            ASSERT_EQ(w1[i], w0[i]) << "unsampled " << at;
+            ASSERT_EQ(m1[i], m0[i]) << "unsampled " << at;
+            ASSERT_EQ(g[i], 0.0) << "unsampled " << at;
+          }
         }
       }
     }
+    EXPECT_THROW(fc.step(lr), Error);  // no new gradient since the last step
   }
-  EXPECT_THROW(fc.step(lr), Error);  // no new gradient since the last step
+}
+
+// An f64 classifier takes f64 embeddings only, and f16 GEMM operands only in f32.
+TEST_F(PartialFcTest, F64ClassifierRefusesMixedTypes) {
+  const Problem p = make_problem(37, 3, 8, world, LabelRule::spread, 3);
+  EXPECT_THROW(PartialFc(*backend, world_comm,
+                         options(p, PfcMethod::mp, 1.0, kArcFace, DType::f16, DType::f64)),
+               Error);
+  PartialFcOptions f16_run = options(p, PfcMethod::mp, 1.0);
+  f16_run.dtype = DType::f16;
+  EXPECT_THROW(PartialFc(*backend, world_comm, f16_run), Error);
+  PartialFc fc(*backend, world_comm, options(p, PfcMethod::mp, 1.0, kArcFace, DType::f64,
+                                             DType::f64));
+  Tensor labels = Tensor::host({p.batch}, DType::i64);
+  std::copy_n(p.labels.begin() + rank * p.batch, p.batch, labels.data<std::int64_t>());
+  Tensor f32_embeddings = backend->zeros({p.batch, p.emb}, DType::f32, MemoryPurpose::data);
+  Tensor grad;
+  EXPECT_THROW(fc.forward_backward(f32_embeddings, labels, grad, 0), Error);
 }
 
 // AdamW on the sampled rows: their weights and both moments follow torch.optim.AdamW with the
@@ -569,11 +630,11 @@ TEST_F(PartialFcTest, AccumulatedGradientCoversTheRowsOfEveryMicroBatch) {
                    std::back_inserter(rows));
     EXPECT_EQ(acc.sampled_index(), rows) << name;
     if (method == PfcMethod::pfc) EXPECT_GT(rows.size(), rows_a.size()) << "draws differ";
-    const float* ra = ga.global_grad.data<float>();
-    const float* rb = gb.global_grad.data<float>();
-    const float* rs = sum.global_grad.data<float>();
-    for (std::int64_t i = 0; i < sum.global_grad.numel(); ++i)
-      ASSERT_EQ(rs[i], ra[i] + rb[i]) << name << " element " << i;
+    // f32 sums, compared in the f32 they were made in.
+    for (std::size_t i = 0; i < sum.global_grad.size(); ++i)
+      ASSERT_EQ(static_cast<float>(sum.global_grad[i]),
+                static_cast<float>(ga.global_grad[i]) + static_cast<float>(gb.global_grad[i]))
+          << name << " element " << i;
 
     const std::vector<float> before = host_values(acc.weight());
     acc.step(0.1);

@@ -15,7 +15,7 @@ std::string env_or(const char* name, const char* fallback) {
 }  // namespace
 
 std::string golden_path() {
-  return env_or("PFC_GOLDEN", "../shared/golden/iresnet_arcface_torch.h5");
+  return env_or("PFC_GOLDEN", "../shared/golden/iresnet_arcface_torch_f64.h5");
 }
 std::string source_dir() { return env_or("PFC_SOURCE_DIR", "."); }
 std::string binary_dir() { return env_or("PFC_BINARY_DIR", "build"); }

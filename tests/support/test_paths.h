@@ -6,7 +6,7 @@
 
 namespace pfc::test {
 
-std::string golden_path();     // ../shared/golden/iresnet_arcface_torch.h5
+std::string golden_path();     // ../shared/golden/iresnet_arcface_torch_f64.h5
 std::string source_dir();
 std::string binary_dir();
 // Where scratch_dir(name) lives for the running test: under the build tree, in a folder of

@@ -100,7 +100,7 @@ TEST(ConfigErrors, MissingFile) {
   EXPECT_EQ(usage_error([&] { load_config(dir + "/nope.toml", {}); }),
             "config file '" + dir + "/nope.toml' does not exist");
   EXPECT_EQ(usage_error([&] { load_config(dir, {}); }),
-            "config file '" + dir + "' is a directory, not a TOML file");
+            "config file '" + dir + "' is a directory, not a config file");
 }
 
 TEST(ConfigErrors, FileErrorsNameTheFile) {

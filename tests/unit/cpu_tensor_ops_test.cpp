@@ -81,6 +81,28 @@ TEST(CpuTensorOps, CastBetweenF32AndF64) {
   }
 }
 
+// Backend::copy_cast: a copy when the types agree, the cast otherwise; an f64 run's masters
+// start from f32 values this way, and its results reach f64 host tensors.
+TEST(CpuTensorOps, CopyCastConvertsToTheDestinationsType) {
+  CpuBackend backend;
+  const Tensor d = random_uniform({7}, DType::f64, 3);
+  Tensor f = Tensor::host({7}, DType::f32);
+  backend.copy_cast(d, f);
+  Tensor d2 = Tensor::host({7}, DType::f64);
+  backend.copy_cast(f, d2);
+  Tensor same = Tensor::host({7}, DType::f64);
+  backend.copy_cast(d, same);
+  for (std::int64_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(f.data<float>()[i], static_cast<float>(d.data<double>()[i]));
+    EXPECT_EQ(d2.data<double>()[i], static_cast<double>(f.data<float>()[i]));
+    EXPECT_EQ(same.data<double>()[i], d.data<double>()[i]);
+  }
+  Tensor ints = Tensor::host({7}, DType::i64);
+  EXPECT_THROW(backend.copy_cast(d, ints), Error);
+  Tensor fewer = Tensor::host({6}, DType::f32);
+  EXPECT_THROW(backend.copy_cast(d, fewer), Error);
+}
+
 TEST(CpuTensorOps, CastRejectsIntegerTypes) {
   CpuBackend backend;
   const Tensor i = Tensor::host({3}, DType::i32);

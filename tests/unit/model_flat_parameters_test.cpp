@@ -1,15 +1,17 @@
 // flatten_parameters on a small IResNet: every trainable parameter's value, grad and working
 // copy become views of the flat buffers with their contents and shapes kept, the parameters
-// with working copies first, and view_of finds each one's part of a buffer of the same layout
-// (an optimiser moment); the frozen features.weight stays out; a backward pass through the
-// views, one flat SGD update and one flat refresh give bit for bit what the per-tensor forms
-// give.
+// with working copies first (fp16 mode: the convolutions' f16 copies), and view_of finds each
+// one's part of a buffer of the same layout (an optimiser moment); an f64 run flattens f64
+// masters and gradients and has no working copies; the frozen features.weight stays out; a
+// backward pass through the views, one flat SGD update and one flat refresh give bit for bit
+// what the per-tensor forms give.
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "backend/backend.h"
 #include "core/counter_rng.h"
+#include "core/half.h"
 #include "model/flat_parameters.h"
 #include "model/iresnet.h"
 
@@ -18,7 +20,9 @@ namespace {
 
 constexpr double kLr = 0.1, kMomentum = 0.9, kDecay = 5e-4;
 
-// f64 activations: the CPU reference mode, whose conv and fc parameters have working copies.
+// f16 activations: fp16 mode, whose convolutions have f16 working copies (built on the CPU
+// backend, which holds and casts f16 but does not run f16 layers: no forward there). f64: an
+// f64 run, all masters f64.
 IResNetOptions tiny_options(DType activations) {
   IResNetOptions o;
   o.layers = {1, 1, 1, 1};
@@ -70,6 +74,27 @@ void backward_once(IResNet& model, Backend& be) {
   model.backward(grad);
 }
 
+// Gradients without a forward (fp16 mode cannot run on the CPU): fixed values per parameter
+// and step, in the masters' type.
+void fill_gradients(IResNet& model, Backend& be, int step) {
+  for (Parameter* p : model.parameters()) {
+    Tensor host = Tensor::host(p->grad.shape(), DType::f64);
+    const std::uint64_t key = fnv1a64(p->name) + static_cast<std::uint64_t>(step);
+    for (std::int64_t i = 0; i < host.numel(); ++i)
+      host.data<double>()[i] = golden_fill_value(key, static_cast<std::uint64_t>(i), 0, 1);
+    be.copy_cast(host, p->grad);
+  }
+}
+
+// The gradients of one step: from a backward pass where the backend runs the mode's layers.
+void compute_gradients(IResNet& model, Backend& be, int step) {
+  if (model.options().activations == DType::f16) {
+    fill_gradients(model, be, step);
+  } else {
+    backward_once(model, be);
+  }
+}
+
 struct Snapshot {
   std::vector<std::vector<unsigned char>> value, grad, working;
 };
@@ -94,9 +119,9 @@ const Parameter& features_weight(const IResNet& model) {
 
 TEST(FlatParameters, ViewsKeepShapesAndContentsWithWorkingCopiesFirst) {
   auto be = make_backend(BackendKind::cpu, 0);
-  IResNet model(*be, tiny_options(DType::f64));
+  IResNet model(*be, tiny_options(DType::f16));
   model.initialize(5);
-  backward_once(model, *be);  // non-zero gradients, to see them carried over
+  fill_gradients(model, *be, 0);  // non-zero gradients, to see them carried over
   const Snapshot before = snapshot(model);
   std::vector<Shape> shapes;
   for (const Parameter* p : model.parameters()) shapes.push_back(p->value.shape());
@@ -104,7 +129,8 @@ TEST(FlatParameters, ViewsKeepShapesAndContentsWithWorkingCopiesFirst) {
   FlatParameters flat = flatten_parameters(*be, model.parameters());
   const Tensor moment = be->zeros(flat.value.shape(), DType::f32, MemoryPurpose::optimizer);
   ASSERT_TRUE(flat.working.defined());
-  EXPECT_EQ(flat.working.dtype(), DType::f64);
+  EXPECT_EQ(flat.working.dtype(), DType::f16);
+  EXPECT_EQ(flat.value.dtype(), DType::f32);
   EXPECT_EQ(flat.working.numel(), flat.working_values.numel());
   EXPECT_EQ(flat.working_values.raw(), flat.value.raw());
   EXPECT_TRUE(flat.decay);
@@ -137,9 +163,29 @@ TEST(FlatParameters, ViewsKeepShapesAndContentsWithWorkingCopiesFirst) {
   EXPECT_GT(with_copies, 0);
 }
 
-TEST(FlatParameters, FrozenParameterStaysOut) {
+// An f64 run: masters and gradients f64 in the flat buffers, no working copies.
+TEST(FlatParameters, F64RunFlattensF64MastersWithoutWorkingCopies) {
   auto be = make_backend(BackendKind::cpu, 0);
   IResNet model(*be, tiny_options(DType::f64));
+  model.initialize(5);
+  backward_once(model, *be);
+  const Snapshot before = snapshot(model);
+  FlatParameters flat = flatten_parameters(*be, model.parameters());
+  EXPECT_FALSE(flat.working.defined());
+  for (const Tensor* t : {&flat.value, &flat.grad}) EXPECT_EQ(t->dtype(), DType::f64);
+  const Snapshot after = snapshot(model);
+  for (std::size_t i = 0; i < model.parameters().size(); ++i) {
+    const Parameter& p = *model.parameters()[i];
+    EXPECT_EQ(p.value.dtype(), DType::f64) << p.name;
+    EXPECT_FALSE(p.working.defined()) << p.name;
+    EXPECT_EQ(before.value[i], after.value[i]) << p.name;
+    EXPECT_EQ(before.grad[i], after.grad[i]) << p.name;
+  }
+}
+
+TEST(FlatParameters, FrozenParameterStaysOut) {
+  auto be = make_backend(BackendKind::cpu, 0);
+  IResNet model(*be, tiny_options(DType::f16));
   model.initialize(5);
   FlatParameters flat = flatten_parameters(*be, model.parameters());
   const Parameter& frozen = features_weight(model);
@@ -158,7 +204,7 @@ TEST(FlatParameters, FrozenParameterStaysOut) {
 
 TEST(FlatParameters, WritesThroughTheFlatBuffersShowInTheParameters) {
   auto be = make_backend(BackendKind::cpu, 0);
-  IResNet model(*be, tiny_options(DType::f64));
+  IResNet model(*be, tiny_options(DType::f16));
   model.initialize(5);
   FlatParameters flat = flatten_parameters(*be, model.parameters());
   be->fill(flat.value, 2.0);
@@ -173,7 +219,8 @@ TEST(FlatParameters, WritesThroughTheFlatBuffersShowInTheParameters) {
       ASSERT_EQ(p->value.data<float>()[k], 2.0f) << p->name;
       ASSERT_EQ(p->grad.data<float>()[k], 3.0f) << p->name;
       ASSERT_EQ(moment_view.data<float>()[k], 4.0f) << p->name;
-      if (p->working.defined()) ASSERT_EQ(p->working.data<double>()[k], 5.0) << p->name;
+      if (p->working.defined())
+        ASSERT_EQ(p->working.data<Half>()[k].to_float(), 5.0f) << p->name;
     }
   }
 }
@@ -196,9 +243,10 @@ TEST(FlatParameters, BackwardThroughTheViewsGivesTheSameGradients) {
 }
 
 // Three steps of one flat update and one flat refresh against the per-tensor loop and
-// IResNet::refresh_working_copies on a twin model; f32 (no working copies) and f64.
+// IResNet::refresh_working_copies on a twin model; f32 (no working copies), f16 (f16 copies)
+// and f64 (f64 masters).
 TEST(FlatParameters, OneUpdateAndOneRefreshEqualThePerTensorForms) {
-  for (DType activations : {DType::f32, DType::f64}) {
+  for (DType activations : {DType::f32, DType::f16, DType::f64}) {
     auto be = make_backend(BackendKind::cpu, 0);
     IResNet flat_model(*be, tiny_options(activations));
     IResNet model(*be, tiny_options(activations));
@@ -206,14 +254,15 @@ TEST(FlatParameters, OneUpdateAndOneRefreshEqualThePerTensorForms) {
     model.initialize(7);
     std::vector<Tensor> momenta;  // model's, one per parameter
     for (Parameter* p : model.parameters())
-      momenta.push_back(be->zeros(p->value.shape(), DType::f32, MemoryPurpose::optimizer));
+      momenta.push_back(be->zeros(p->value.shape(), p->value.dtype(), MemoryPurpose::optimizer));
     FlatParameters flat = flatten_parameters(*be, flat_model.parameters());
-    Tensor flat_momentum = be->zeros(flat.value.shape(), DType::f32, MemoryPurpose::optimizer);
-    EXPECT_EQ(flat.working.defined(), activations == DType::f64);
+    Tensor flat_momentum =
+        be->zeros(flat.value.shape(), flat.value.dtype(), MemoryPurpose::optimizer);
+    EXPECT_EQ(flat.working.defined(), activations == DType::f16);
 
     for (int step = 0; step < 3; ++step) {
-      backward_once(flat_model, *be);
-      backward_once(model, *be);
+      compute_gradients(flat_model, *be, step);
+      compute_gradients(model, *be, step);
       be->sgd_update(flat.value, flat.grad, flat_momentum, kLr, kMomentum, kDecay);
       flat.refresh_working_copies(*be);
       for (std::size_t i = 0; i < model.parameters().size(); ++i) {

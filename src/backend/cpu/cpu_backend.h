@@ -1,6 +1,6 @@
 // The reference backend: readable loops, with GEMM and im2col convolutions through
-// OpenBLAS so that r50 tests take seconds. Computes in f32, or f64 when given f64 tensors
-// (the finite-difference gradient checker runs every primitive in f64).
+// OpenBLAS so that r50 tests take seconds. Computes in f32, or f64 when given f64 tensors (an
+// f64 run; the finite-difference gradient checker runs every primitive in f64).
 #pragma once
 
 #include "backend/backend.h"

@@ -1,6 +1,6 @@
 // CPU batch-norm in training mode over x [rows, channels] (NHWC activations viewed per
-// channel). Statistics accumulate in double; parameters and statistics are f32 or, for the
-// f64 gradient checks, the activation type.
+// channel). Statistics accumulate in double; parameters and statistics are f32 or, in an f64
+// run and the f64 gradient checks, the activation type.
 #include <cmath>
 #include <utility>
 #include <vector>

@@ -26,7 +26,7 @@ decltype(auto) dispatch_float(DType t, const char* op, const char* operand, F&& 
 }
 
 // Calls f(P{}) for a per-channel parameter tensor: f32 (the model's master weights) or the
-// activation type T (f64 when the gradient checker runs everything in f64).
+// activation type T (f64 in an f64 run, and when the gradient checker runs everything in f64).
 template <class T, class F>
 decltype(auto) dispatch_param(DType t, const char* op, const char* operand, F&& f) {
   if (t == DType::f32) return f(float{});

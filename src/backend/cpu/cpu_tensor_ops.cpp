@@ -6,43 +6,10 @@
 #include "backend/cpu/cpu_kernel_support.h"
 #include "core/counter_rng.h"
 #include "core/half.h"
+#include "core/host_cast.h"
 
 namespace pfc {
 namespace {
-
-// Reads element i of a floating tensor as double; f16 goes through float exactly.
-template <class T>
-double load(const T* p, std::int64_t i) {
-  if constexpr (std::is_same_v<T, Half>) {
-    return p[i].to_float();
-  } else {
-    return static_cast<double>(p[i]);
-  }
-}
-
-template <class T>
-void store(T* p, std::int64_t i, double v) {
-  if constexpr (std::is_same_v<T, Half>) {
-    // double -> float -> half, as c10::Half(double) does.
-    p[i] = Half(static_cast<float>(v));
-  } else {
-    p[i] = static_cast<T>(v);
-  }
-}
-
-template <class F>
-decltype(auto) dispatch_cast_type(DType t, const char* operand, F&& f) {
-  switch (t) {
-    case DType::f16:
-      return f(Half{});
-    case DType::f32:
-      return f(float{});
-    case DType::f64:
-      return f(double{});
-    default:
-      throw Error(fmt::format("cast: {} is {}, expected f16, f32 or f64", operand, dtype_name(t)));
-  }
-}
 
 template <class T>
 void fill_typed(Tensor& x, T value) {
@@ -94,20 +61,6 @@ void CpuBackend::fill_normal(Tensor& x, std::uint64_t key, std::uint64_t first_i
     p[i] = normal_value(key, first_index + static_cast<std::uint64_t>(i), stddev);
 }
 
-void CpuBackend::cast(const Tensor& src, Tensor& dst) {
-  cpu::check_host(src, "cast", "src");
-  cpu::check_host(dst, "cast", "dst");
-  PFC_CHECK(src.numel() == dst.numel(), "cast: src {} and dst {} differ in element count",
-            src.describe(), dst.describe());
-  dispatch_cast_type(src.dtype(), "src", [&](auto s) {
-    using S = decltype(s);
-    dispatch_cast_type(dst.dtype(), "dst", [&](auto d) {
-      using D = decltype(d);
-      const S* in = src.data<S>();
-      D* out = dst.data<D>();
-      for (std::int64_t i = 0, n = src.numel(); i < n; ++i) store(out, i, load(in, i));
-    });
-  });
-}
+void CpuBackend::cast(const Tensor& src, Tensor& dst) { host_cast(src, dst); }
 
 }  // namespace pfc
