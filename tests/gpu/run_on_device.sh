@@ -64,6 +64,7 @@ plan golden_fp32_tiny 15
 plan golden_fp16_tiny 15
 plan golden_fp32_r50 20
 plan golden_fp16_r50 20
+plan golden_parity_fp32 10
 plan bench_pfc_16m 40
 plan bench_pfc_24m 40
 plan sweep 0  # 0: what is left
@@ -218,6 +219,7 @@ fi
 DIST=$(cd "$DIST" && pwd)
 BIN=$DIST/bin
 GOLDEN=$DIST/share/pfc/golden/iresnet_arcface_torch_f64.h5
+PARITY=$DIST/share/pfc/golden/arcface_torch_parity_f64.h5
 INPUT=$DIST/share/pfc/input
 
 # The machine runs commands as root; pfc starts MPI as a singleton.
@@ -476,6 +478,23 @@ for precision in fp32 fp16; do
     tail -n 4 "$WORK/$name.log"
   done
 done
+
+# arcface_torch's training semantics in fp32 on cuda: SGD, AdamW and accumulated steps through
+# the trainer's own step, and inter-class filtering (tests/integration/golden_parity.sh on the
+# CPU).
+if gpu_step golden_parity_fp32; then
+  if [[ -f $PARITY ]]; then
+    run_step golden_parity_fp32 "$BIN/pfc" golden "$PARITY" --case tiny/sgd_2steps \
+      --case tiny/adamw_2steps --case tiny/sgd_acc2 --case tiny/arcface_filter0.1_sr1 \
+      --device cuda --precision fp32
+    rc=$?
+  else
+    echo "golden file $PARITY was not installed" >"$WORK/golden_parity_fp32.log"
+    rc=2
+  fi
+  record golden_parity_fp32 "$(verdict $rc)"
+  tail -n 4 "$WORK/golden_parity_fp32.log"
+fi
 
 # ---- the largest classifier that fits (PyTorch: out of memory at 16M) ----------------------
 for classes in 16 24; do
