@@ -32,6 +32,11 @@ std::optional<double> loss_error(hid_t f, const std::string& object, const std::
   return std::fabs(*loss - exact) / std::fabs(exact);
 }
 
+// "input", "input2", ...: the dataset of stored batch `index`.
+std::string batch_dataset(const std::string& group, const char* name, int index) {
+  return group + "/" + name + (index == 0 ? "" : std::to_string(index + 1));
+}
+
 }  // namespace
 
 GoldenFile::GoldenFile(const std::string& path) : file_(path, h5::Mode::read) {}
@@ -134,15 +139,6 @@ Tensor GoldenFile::parameter(const std::string& group, const std::string& name) 
 Tensor GoldenFile::class_centres(const GoldenNetwork& network) const {
   return golden_fill("pfc.weight", {network.num_classes, network.embedding_size}, 0.0, 0.01);
 }
-
-namespace {
-
-// "input", "input2", ...: the dataset of stored batch `index`.
-std::string batch_dataset(const std::string& group, const char* name, int index) {
-  return group + "/" + name + (index == 0 ? "" : std::to_string(index + 1));
-}
-
-}  // namespace
 
 Tensor GoldenFile::input(const std::string& group, int index) const {
   return h5::read_tensor(file_.id(), batch_dataset(group, "input", index), DType::f32);
