@@ -42,18 +42,11 @@ export PFC_METHODS=${PFC_METHODS:-dp mp pfc}
 export PFC_SWEEP_CELL_S=${PFC_SWEEP_CELL_S:-14}
 export PFC_SWEEP_DEADLINE=$(($(date +%s) + budget - 10))
 
-pfc_home=$(dirname "$jobs_dir")
-pfc_bin=${PFC_BIN:-}
-if [[ -z $pfc_bin ]]; then
-  for candidate in "$(command -v pfc || true)" "$pfc_home/build/bin/pfc"; do
-    [[ -n $candidate && -x $candidate ]] && { pfc_bin=$candidate; break; }
-  done
-fi
-[[ -x $pfc_bin ]] || { echo "emulated_sweep: no pfc executable (set PFC_BIN)" >&2; exit 2; }
+. "$jobs_dir/sweep_support.sh"
+pfc_bin=$(sweep_pfc_bin "$jobs_dir" emulated_sweep) || exit 2
 
-# Rows as the row scripts name them ("row_0125k 125000"), fewest identities first.
-mapfile -t rows < <(sed -n 's/.*bench_row\.sh"* *\(row_[^ ]*\) \([0-9][0-9]*\).*/\2 \1/p' \
-  "$jobs_dir"/rows/*.sbatch | sort -n)
+# Rows as the row scripts name them ("125000 row_0125k"), fewest identities first.
+mapfile -t rows < <(benchmark_rows "$jobs_dir")
 ((${#rows[@]} > 0)) || { echo "emulated_sweep: no rows in $jobs_dir/rows" >&2; exit 2; }
 
 # PFC_SWEEP_CELLS: "ROW" (the row's PFC_METHODS) or "ROW/METHOD" items; empty: every cell.

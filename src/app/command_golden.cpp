@@ -41,8 +41,7 @@ int run_golden(const GoldenOptions& options) {
   const GoldenRule rule =
       golden_rule(options.precision, options.device == "cuda", options.tolerance);
   GoldenFile file(options.file);
-  RankPlace place =
-      make_rank_place(options.device == "cuda" ? BackendKind::cuda : BackendKind::cpu);
+  RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"));
   Comm& comm = *place.comm;
   Backend& backend = *place.backend;
   const bool report = comm.rank() == 0;

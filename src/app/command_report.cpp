@@ -1,6 +1,7 @@
 // `pfc report DIR...`: rebuilds the seed's two benchmark tables (speed, memory per GPU) from
-// the metrics.h5 files that benchmark runs wrote under DIR (jobs/bench_row.sh), ours beside
-// the seed's figures; Markdown, CSV, or both.
+// the metrics.h5 files that benchmark runs (jobs/bench_row.sh) or plans (jobs/plan_sweep.sh)
+// wrote under DIR, ours beside the seed's figures; Markdown, CSV, or both, printed and
+// optionally written to files.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <mpi.h>
@@ -23,7 +24,14 @@ struct ReportOptions {
   std::vector<std::string> paths;
   std::string format = "markdown";
   std::string csv_file;
+  std::string markdown_file;
 };
+
+void write_text_file(const std::string& path, const std::string& text, const char* what) {
+  std::ofstream out(path);
+  out << text;
+  PFC_CHECK(out.good(), "report: cannot write the {} file '{}'", what, path);
+}
 
 int run_report(const ReportOptions& options) {
   int rank = 0;
@@ -48,11 +56,9 @@ int run_report(const ReportOptions& options) {
   if (options.format != "csv") fmt::print("{}", format_report_markdown(table));
   if (options.format == "both") fmt::print("\n");
   if (options.format != "markdown") fmt::print("{}", format_report_csv(table));
-  if (!options.csv_file.empty()) {
-    std::ofstream out(options.csv_file);
-    out << format_report_csv(table);
-    PFC_CHECK(out.good(), "report: cannot write the CSV file '{}'", options.csv_file);
-  }
+  if (!options.csv_file.empty()) write_text_file(options.csv_file, format_report_csv(table), "CSV");
+  if (!options.markdown_file.empty())
+    write_text_file(options.markdown_file, format_report_markdown(table), "Markdown");
   return kExitOk;
 }
 
@@ -69,6 +75,8 @@ CommandRunner add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"markdown", "csv", "both"}))
       ->capture_default_str();
   cmd->add_option("--csv", options->csv_file, "also write the CSV table to this file");
+  cmd->add_option("--markdown", options->markdown_file,
+                  "also write the Markdown tables to this file");
   return [options] { return run_report(*options); };
 }
 

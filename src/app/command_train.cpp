@@ -1,16 +1,15 @@
 // `pfc train CONFIG [--set key=value ...]`: one training run, under mpiexec or srun, or one
 // process playing one rank of a larger job (emulate_world_size).
-#include <mpi.h>
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
 #include <memory>
 
 #include "app/commands.h"
+#include "app/memory_preflight.h"
 #include "app/process_context.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
-#include "comm/emulated_comm.h"
 #include "config/load_config.h"
 #include "io/durable_file.h"
 #include "train/trainer.h"
@@ -34,31 +33,11 @@ std::string slurm_attempt() {
   return fmt::format(" (Slurm job {}, restart {})", job, restarts ? restarts : "0");
 }
 
-// Emulated: this one process plays rank emulate_rank of emulate_world_size on the first
-// device. Otherwise one rank per MPI process: NCCL between GPUs, MPI between CPU ranks.
-RankPlace make_run_place(const Config& cfg) {
-  const BackendKind kind = cfg.device == "cuda" ? BackendKind::cuda : BackendKind::cpu;
-  if (cfg.emulate_world_size > 0) {
-    int processes = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &processes);
-    if (processes != 1)
-      throw UsageError(fmt::format(
-          "emulate_world_size = {} makes one process play one rank of that world, but pfc "
-          "train was started as {} MPI ranks; start it alone (no mpiexec/srun, or -n 1), or "
-          "set emulate_world_size = 0 to train on the real ranks",
-          cfg.emulate_world_size, processes));
-    RankPlace place;
-    place.backend = make_backend(kind, 0);
-    place.comm = std::make_unique<EmulatedComm>(
-        static_cast<int>(cfg.emulate_world_size), static_cast<int>(cfg.emulate_rank),
-        cfg.emulate_bandwidth_gbps, cfg.emulate_latency_us, *place.backend);
-    return place;
-  }
-  return make_rank_place(kind);
-}
-
 int run_train(const TrainOptions& options) {
   Config cfg = load_config(options.config, options.overrides);
+  if (cfg.device == "meta")
+    throw UsageError("device = \"meta\" plans a run instead of running it: use `pfc plan "
+                     "CONFIG` (pfc train needs device = \"cpu\" or \"cuda\")");
   const bool emulated = cfg.emulate_world_size > 0;
   if (emulated) {
     // One rank's shard of a world that does not exist cannot be resumed, nor make a
@@ -68,6 +47,9 @@ int run_train(const TrainOptions& options) {
                        "emulated runs write no checkpoints");
     cfg.checkpoint_every = -1;
   }
+  // Before anything real is allocated (the CUDA arena, the classifier): a run that cannot fit
+  // is refused with what it needs, instead of being killed by the kernel or the allocator.
+  if (cfg.memory_check) check_run_fits(cfg);
   RankPlace place = make_run_place(cfg);
   Comm& comm = *place.comm;
   const bool leader = emulated || comm.rank() == 0;

@@ -13,6 +13,7 @@ using CommandRunner = std::function<int()>;
 CommandRunner add_info_command(CLI::App& app);
 CommandRunner add_golden_command(CLI::App& app);
 CommandRunner add_train_command(CLI::App& app);
+CommandRunner add_plan_command(CLI::App& app);
 CommandRunner add_pack_command(CLI::App& app);
 CommandRunner add_report_command(CLI::App& app);
 

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add(pfc::add_info_command);
   add(pfc::add_golden_command);
   add(pfc::add_train_command);
+  add(pfc::add_plan_command);
   add(pfc::add_pack_command);
   add(pfc::add_report_command);
 

@@ -1,6 +1,8 @@
 // The primitives the model, PartialFC and the trainer are written against. Two
 // implementations: backend/cpu (plain loops and OpenBLAS; f32, and f64 for an f64 run and the
-// gradient checks) and backend/cuda (cuDNN, cuBLAS and our kernels; f32 and f16 activations).
+// gradient checks) and backend/cuda (cuDNN, cuBLAS and our kernels; f32 and f16 activations);
+// and backend/meta, which plans a run of either without computing (tensors without storage,
+// arithmetic counted).
 //
 // Conventions, shared by both:
 //  - row-major tensors; activations NHWC, viewed as [rows, channels] where a primitive is
@@ -8,13 +10,16 @@
 //  - outputs are overwritten, never accumulated into, unless the name says `accumulate`;
 //  - reductions accumulate in at least fp32;
 //  - every primitive checks the shapes and dtypes it is given and names the offending
-//    operand in its error.
+//    operand in its error, through backend/operand_checks.h (one function per primitive that
+//    every backend calls, with its rules). A new primitive: its check there, then each backend.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
+#include "backend/allocation_policy.h"
+#include "backend/backend_kind.h"
 #include "core/tensor.h"
 
 namespace pfc {
@@ -60,6 +65,9 @@ class Backend {
   virtual Allocator& allocator() = 0;
   // Waits for all queued work (a no-op on the CPU).
   virtual void synchronize() = 0;
+  // What the algorithm allocates on this backend (activation types, ledger rounding); the
+  // meta backend answers as the backend it plans for.
+  virtual const AllocationPolicy& allocation_policy() const = 0;
 
   Tensor empty(const Shape& shape, DType dtype, MemoryPurpose purpose);
   Tensor zeros(const Shape& shape, DType dtype, MemoryPurpose purpose);
@@ -162,19 +170,19 @@ class Backend {
   virtual void softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
                             const Tensor& local_label, double scale, std::int64_t global_batch,
                             Tensor& target_prob) = 0;
-  // arcface_torch's inter-class filtering, in place on cos [batch, classes] (f32 or f64) before
+  // arcface_torch's inter-class filtering, in place on cos [batch, classes] before
   // margin_logits: every entry above `threshold` that is not its row's target column
   // local_label[b] becomes 0 (-1: the target lives on another rank, so every column is a
   // negative). keep [batch, classes] u8 is 0 where an entry was filtered, 1 elsewhere.
   virtual void interclass_filter(Tensor& cos, const Tensor& local_label, double threshold,
                                  Tensor& keep) = 0;
-  // grad [batch, classes] (f32 or f64) *= keep: a filtered cosine was replaced by a constant,
+  // grad [batch, classes] *= keep: a filtered cosine was replaced by a constant,
   // so no gradient reaches it.
   virtual void interclass_filter_backward(Tensor& grad, const Tensor& keep) = 0;
 
   // ---- optimisers (PyTorch semantics) ---------------------------------------------------
-  // w and its optimiser state share one type: f32 masters, f64 in an f64 run (the CPU backend;
-  // AdamW on cuda too). g has that type, or is f16 beside f32 masters on cuda.
+  // w and its optimiser state share one type: f32 masters, f64 in an f64 run (the CPU
+  // backend). g has that type, or is f16 beside f32 masters on cuda.
   // torch.optim.SGD: g' = g + weight_decay * w;  m = momentum * m + g';  w -= lr * m.
   virtual void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                           double weight_decay) = 0;
@@ -191,12 +199,15 @@ class Backend {
                                  const Tensor& g, const AdamWParams& p) = 0;
 };
 
-enum class BackendKind { cpu, cuda };
-
-// The CPU backend always exists; the CUDA one when built with CUDA and a GPU is visible
-// (throws pfc::Error otherwise). device_ordinal selects the GPU.
-std::unique_ptr<Backend> make_backend(BackendKind kind, int device_ordinal = 0);
+// The CPU and meta backends always exist; the CUDA one when built with CUDA and a GPU is visible
+// (throws pfc::Error otherwise). device_ordinal selects the GPU; plan_for is the backend a
+// meta backend plans (cpu or cuda).
+std::unique_ptr<Backend> make_backend(BackendKind kind, int device_ordinal = 0,
+                                      BackendKind plan_for = BackendKind::cuda);
 bool cuda_compiled();
 int cuda_device_count();
+// The bytes a CUDA backend on that GPU would reserve for its arena now (PFC_CUDA_ARENA_BYTES,
+// or kCudaArenaFreeFraction of its free memory), before one is made; pfc::Error without CUDA.
+std::int64_t cuda_arena_reservation_bytes(int device_ordinal);
 
 }  // namespace pfc

@@ -31,6 +31,11 @@ class Comm {
 
   // Host scalars, for decisions every rank must take alike (overflow skips, stop signals).
   virtual double all_reduce_scalar(double value, ReduceOp op) = 0;
+  // Host data the ranks share (labels, per-rank figures, names): every rank's host tensor
+  // mine [n, ...] (one shape on all ranks) in rank order, [world * n, ...] on every rank's host.
+  // It never passes through the backend, so it carries values whatever the backend's tensors
+  // are (a plan's meta tensors hold none).
+  virtual Tensor all_gather_host(const Tensor& mine) = 0;
 
   // Seconds of communication estimated so far by a comm that models its collectives instead
   // of running them (EmulatedComm); 0 where they really run, their time being inside the

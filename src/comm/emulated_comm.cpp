@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "core/error.h"
 
@@ -44,9 +45,9 @@ EmulatedComm::EmulatedComm(int world_size, int rank, double bandwidth_gbps, doub
             "EmulatedComm: latency {} us must be zero or positive", latency_us);
 }
 
-void EmulatedComm::add_time(double steps, double fraction, std::size_t bytes) {
-  modelled_seconds_ +=
-      steps * latency_s_ + fraction * static_cast<double>(bytes) / bytes_per_second_;
+void EmulatedComm::add_time(Collective kind, std::size_t payload_bytes) {
+  const RingCost cost = ring_cost(kind, world_size_, static_cast<double>(payload_bytes));
+  modelled_seconds_ += cost.hops * latency_s_ + cost.bus_bytes / bytes_per_second_;
 }
 
 void EmulatedComm::multiply_by_world(Tensor& x) {
@@ -81,8 +82,7 @@ void EmulatedComm::all_gather(const Tensor& send, Tensor& recv) {
     expected[0] *= world_size_;
     check_shape(recv, expected, op, "recv");
   }
-  const double w = world_size_;
-  add_time(w - 1, (w - 1) / w, recv.bytes());
+  add_time(Collective::all_gather, recv.bytes());
   if (n == 0) return;
   const Tensor blocks = recv.reshape({world_size_, n});
   const Tensor own = blocks.rows(rank_, rank_ + 1);
@@ -98,8 +98,7 @@ void EmulatedComm::all_gather(const Tensor& send, Tensor& recv) {
 
 void EmulatedComm::all_reduce(Tensor& x, ReduceOp op) {
   check_defined(x, "all_reduce", "x");
-  const double w = world_size_;
-  add_time(2 * (w - 1), 2 * (w - 1) / w, x.bytes());
+  add_time(Collective::all_reduce, x.bytes());
   if (op == ReduceOp::sum) multiply_by_world(x);
 }
 
@@ -114,8 +113,7 @@ void EmulatedComm::reduce_scatter(const Tensor& send, Tensor& recv, ReduceOp op)
             world_size_, recv.describe());
   PFC_CHECK(!overlap(send.raw(), send.bytes(), recv.raw(), recv.bytes()),
             "EmulatedComm::reduce_scatter: send and recv overlap");
-  const double w = world_size_;
-  add_time(w - 1, (w - 1) / w, send.bytes());
+  add_time(Collective::reduce_scatter, send.bytes());
   if (n == 0) return;
   const Tensor own = send.reshape({world_size_, n}).rows(rank_, rank_ + 1);
   backend_.copy(own, recv);
@@ -126,18 +124,30 @@ void EmulatedComm::broadcast(Tensor& x, int root) {
   check_defined(x, "broadcast", "x");
   PFC_CHECK(root >= 0 && root < world_size_, "EmulatedComm::broadcast: root {} is outside [0, {})",
             root, world_size_);
-  if (world_size_ > 1) add_time(world_size_ - 1, 1.0, x.bytes());
+  add_time(Collective::broadcast, x.bytes());
 }
 
 void EmulatedComm::barrier() {
   backend_.synchronize();
-  add_time(std::ceil(std::log2(static_cast<double>(world_size_))), 0.0, 0);
+  add_time(Collective::barrier, 0);
+}
+
+Tensor EmulatedComm::all_gather_host(const Tensor& mine) {
+  PFC_CHECK(mine.defined() && mine.device() == DeviceKind::cpu && mine.rank() >= 1,
+            "EmulatedComm::all_gather_host: {} must be a host tensor with rows", mine.describe());
+  Shape gathered = mine.shape();
+  gathered[0] *= world_size_;
+  Tensor all = Tensor::host(gathered, mine.dtype(), MemoryPurpose::comm);
+  for (int r = 0; r < world_size_; ++r)
+    if (mine.bytes() > 0)
+      std::memcpy(static_cast<char*>(all.raw()) + r * mine.bytes(), mine.raw(), mine.bytes());
+  add_time(Collective::all_gather, all.bytes());
+  return all;
 }
 
 double EmulatedComm::all_reduce_scalar(double value, ReduceOp op) {
-  const double w = world_size_;
-  add_time(2 * (w - 1), 2 * (w - 1) / w, sizeof value);
-  return op == ReduceOp::sum ? w * value : value;
+  add_time(Collective::all_reduce, sizeof value);
+  return op == ReduceOp::sum ? world_size_ * value : value;
 }
 
 }  // namespace pfc

@@ -20,23 +20,12 @@
 //                   contributions (sum: world_size * block, max: block);
 //   broadcast       no-op (the root's tensor is taken to equal ours);
 //   barrier         waits for the backend's queued work (as NcclComm does), nothing else;
-//   all_reduce_scalar  as all_reduce.
+//   all_reduce_scalar  as all_reduce;
+//   all_gather_host    world_size copies of this rank's host tensor, made on the host.
 // Values never leave the backend that holds them: copies and scaling go through Backend
 // primitives, so tensors may be device buffers when the backend is CUDA.
 //
-// The time model (Thakur, Rabenseifner & Gropp, "Optimization of collective communication
-// operations in MPICH", IJHPCA 2005: ring algorithms; NCCL uses rings within a node). A ring
-// collective of W ranks takes `steps` hops of latency alpha and puts `fraction * S` bytes through
-// each rank's link of bus bandwidth B:
-//   time = steps * alpha + fraction * S / B
-//   all_gather      S = bytes of recv (all blocks)   steps = W - 1         fraction = (W - 1) / W
-//   reduce_scatter  S = bytes of send (all blocks)   steps = W - 1         fraction = (W - 1) / W
-//   all_reduce      S = bytes of x                   steps = 2 (W - 1)     fraction = 2 (W - 1) / W
-//   broadcast       S = bytes of x (pipelined)       steps = W - 1         fraction = 1 (W > 1)
-//   barrier         no bytes (dissemination)         steps = ceil(log2 W)
-//   all_reduce_scalar  as all_reduce of 8 bytes.
-// The fractions are the "bus bandwidth" factors of NVIDIA's nccl-tests (doc/PERFORMANCE.md),
-// so B is directly comparable with the busbw nccl-tests prints for the modelled machine.
+// The time model: comm/ring_cost.h's ring collectives, each taking hops * alpha + bus_bytes / B.
 // Constants come from the config: emulate_bandwidth_gbps (B, GB/s = 1e9 bytes/s; default 150,
 // one V100 SXM2's NVLink 2 bandwidth each way, six links of 25 GB/s — the seed's machine; an
 // H100/H200 SXM node has 450 each way) and emulate_latency_us (alpha per hop; default 10 us,
@@ -49,6 +38,7 @@
 
 #include "backend/backend.h"
 #include "comm/comm.h"
+#include "comm/ring_cost.h"
 
 namespace pfc {
 
@@ -71,13 +61,14 @@ class EmulatedComm final : public Comm {
   void broadcast(Tensor& x, int root) override;
   void barrier() override;
   double all_reduce_scalar(double value, ReduceOp op) override;
+  Tensor all_gather_host(const Tensor& mine) override;
 
   // The modelled time of every collective so far, in seconds.
   double modelled_seconds() const override { return modelled_seconds_; }
 
  private:
-  // Adds one ring collective: `steps` hops and `fraction` of `bytes` through the link.
-  void add_time(double steps, double fraction, std::size_t bytes);
+  // Adds one ring collective of `payload_bytes`.
+  void add_time(Collective kind, std::size_t payload_bytes);
   // x *= world_size: the sum of world_size identical contributions.
   void multiply_by_world(Tensor& x);
 

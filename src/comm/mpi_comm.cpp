@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "comm/mpi_check.h"
+#include "comm/mpi_host_gather.h"
 #include "core/error.h"
 
 namespace pfc {
@@ -28,11 +29,19 @@ MPI_Datatype element_type(DType t, const char* op, bool reducing) {
 
 MPI_Op reduce_op(ReduceOp op) { return op == ReduceOp::sum ? MPI_SUM : MPI_MAX; }
 
+// Host tensors, or a plan's meta tensors (checked alike, then not sent).
 void check_host(const Tensor& t, const char* op, const char* operand) {
   PFC_CHECK(t.defined(), "MpiComm::{}: {} is an undefined tensor", op, operand);
-  PFC_CHECK(t.device() == DeviceKind::cpu,
+  PFC_CHECK(t.device() == DeviceKind::cpu || t.device() == DeviceKind::meta,
             "MpiComm::{}: {} {} is not a host tensor (device buffers go through NcclComm)", op,
             operand, t.describe());
+}
+
+// Whether a collective of these (checked) operands moves values: not for meta tensors.
+bool carries_values(const Tensor& a, const Tensor& b, const char* op) {
+  PFC_CHECK(a.device() == b.device(), "MpiComm::{}: {} and {} tensors cannot be mixed", op,
+            device_kind_place(a.device()), device_kind_place(b.device()));
+  return a.device() == DeviceKind::cpu;
 }
 
 bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
@@ -104,6 +113,7 @@ void MpiComm::all_gather(const Tensor& send, Tensor& recv) {
   const bool in_place = send.raw() == own;
   PFC_CHECK(in_place || !overlap(send.raw(), block, out, recv.bytes()),
             "MpiComm::all_gather: send overlaps recv other than as this rank's block");
+  if (!carries_values(send, recv, op)) return;
   if (n <= max_count_) {
     PFC_CHECK_MPI(MPI_Allgather(in_place ? MPI_IN_PLACE : send.raw(), static_cast<int>(n), type,
                                 out, static_cast<int>(n), type, comm_));
@@ -123,6 +133,7 @@ void MpiComm::all_gather(const Tensor& send, Tensor& recv) {
 void MpiComm::all_reduce(Tensor& x, ReduceOp op) {
   check_host(x, "all_reduce", "x");
   const MPI_Datatype type = element_type(x.dtype(), "all_reduce", true);
+  if (!carries_values(x, x, "all_reduce")) return;
   const std::size_t esize = dtype_size(x.dtype());
   char* p = static_cast<char*>(x.raw());
   in_pieces(x.numel(), max_count_, [&](std::int64_t offset, int count) {
@@ -142,8 +153,8 @@ void MpiComm::reduce_scatter(const Tensor& send, Tensor& recv, ReduceOp op) {
             world_size_, recv.describe());
   PFC_CHECK(!overlap(send.raw(), send.bytes(), recv.raw(), recv.bytes()),
             "MpiComm::reduce_scatter: send and recv overlap");
-  if (n == 0) return;
   const MPI_Datatype type = element_type(send.dtype(), name, true);
+  if (n == 0 || !carries_values(send, recv, name)) return;
   if (n <= max_count_) {
     PFC_CHECK_MPI(MPI_Reduce_scatter_block(send.raw(), recv.raw(), static_cast<int>(n), type,
                                            reduce_op(op), comm_));
@@ -168,6 +179,7 @@ void MpiComm::broadcast(Tensor& x, int root) {
   PFC_CHECK(root >= 0 && root < world_size_, "MpiComm::broadcast: root {} is outside [0, {})",
             root, world_size_);
   const MPI_Datatype type = element_type(x.dtype(), "broadcast", false);
+  if (!carries_values(x, x, "broadcast")) return;
   const std::size_t esize = dtype_size(x.dtype());
   char* p = static_cast<char*>(x.raw());
   in_pieces(x.numel(), max_count_, [&](std::int64_t offset, int count) {
@@ -182,6 +194,10 @@ double MpiComm::all_reduce_scalar(double value, ReduceOp op) {
   double result = 0.0;
   PFC_CHECK_MPI(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, reduce_op(op), comm_));
   return result;
+}
+
+Tensor MpiComm::all_gather_host(const Tensor& mine) {
+  return mpi_all_gather_host(comm_, world_size_, mine);
 }
 
 std::unique_ptr<Comm> make_mpi_comm() { return std::make_unique<MpiComm>(MPI_COMM_WORLD); }

@@ -2,7 +2,9 @@
 // communicator it is given (MPI_COMM_WORLD by default), so its collectives never match other
 // traffic, and errors on it come back as codes that PFC_CHECK_MPI turns into pfc::Error.
 // Element types: f32, f64, i32, i64, u8 everywhere; f16 only where nothing is added
-// (all_gather, broadcast), as raw 2-byte words.
+// (all_gather, broadcast), as raw 2-byte words. The tensors of a plan (the meta backend on
+// real ranks) are checked as host tensors are and then not sent: they hold no values; the host
+// scalars and host gathers that steer the plan's ranks still travel.
 #pragma once
 
 #include <mpi.h>
@@ -36,6 +38,7 @@ class MpiComm final : public Comm {
   void broadcast(Tensor& x, int root) override;
   void barrier() override;
   double all_reduce_scalar(double value, ReduceOp op) override;
+  Tensor all_gather_host(const Tensor& mine) override;
 
   MPI_Comm handle() const { return comm_; }
 

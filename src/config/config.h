@@ -39,7 +39,9 @@ struct Config {
 
   // ---- ours ------------------------------------------------------------------------------
   std::string method = "pfc";         // "dp" | "mp" | "pfc"
-  std::string device = "cpu";         // "cpu" | "cuda"
+  std::string device = "cpu";         // "cpu" | "cuda" | "meta" (pfc plan)
+  std::string plan_for = "cuda";      // device = "meta": the backend a plan is of
+  bool memory_check = true;           // pfc train refuses a run its plan says does not fit
   std::vector<std::int64_t> layers;   // custom depth per stage (network = "custom")
   std::vector<std::int64_t> widths{64, 128, 256, 512};
   std::int64_t image_size = 112;

@@ -173,6 +173,16 @@ const Rule kRules[] = {
                          d.setting("resume"), d.setting("resume_from"));
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
+      // Every rank of dp holds the whole classifier, f32, with its momentum.
+      constexpr double kMostBytes = 9.2e18;  // 2^63
+      const double bytes = 4.0 * static_cast<double>(c.num_classes) *
+                           static_cast<double>(c.embedding_size);
+      if (bytes < kMostBytes) return std::nullopt;
+      return fmt::format("{} with {} makes a classifier of {:.3g} bytes, more than a 64-bit byte "
+                         "count holds",
+                         d.setting("num_classes"), d.setting("embedding_size"), bytes);
+    },
+    [](const Config& c, const Describer& d) -> std::optional<std::string> {
       if (c.num_classes >= c.emulate_world_size) return std::nullopt;
       return fmt::format("{} must be at least {}: every rank holds a shard of the classes",
                          d.setting("num_classes"), d.setting("emulate_world_size"));

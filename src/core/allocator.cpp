@@ -6,6 +6,15 @@
 
 namespace pfc {
 
+const char* device_kind_place(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::cpu: return "host";
+    case DeviceKind::cuda: return "device";
+    case DeviceKind::meta: return "meta";
+  }
+  return "?";
+}
+
 void* HostAllocator::allocate(std::size_t bytes, MemoryPurpose purpose) {
   const std::size_t rounded = (bytes + 63) / 64 * 64;
   void* ptr = rounded == 0 ? nullptr : std::aligned_alloc(64, rounded);

@@ -1,5 +1,6 @@
 // Where tensor bytes come from. The CPU backend allocates aligned host memory; the CUDA
-// backend carves a device arena. Both report every byte to a MemoryLedger.
+// backend carves a device arena; the meta backend hands out addresses with no memory behind
+// them (backend/meta). All of them report every byte to a MemoryLedger.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +9,11 @@
 
 namespace pfc {
 
-enum class DeviceKind { cpu, cuda };
+// meta: tensors with a shape and no storage, which a plan allocates (backend/meta).
+enum class DeviceKind { cpu, cuda, meta };
+
+// "host", "device", "meta": where a tensor of that kind lives, for messages.
+const char* device_kind_place(DeviceKind kind);
 
 class Allocator {
  public:

@@ -38,6 +38,9 @@ constexpr std::string_view memory_purpose_name(MemoryPurpose p) {
   return "?";
 }
 
+// One figure per purpose, in MemoryPurpose order.
+using MemoryPeaks = std::array<std::int64_t, kMemoryPurposeCount>;
+
 struct MemorySnapshot {
   std::array<std::int64_t, kMemoryPurposeCount> in_use{};
   std::array<std::int64_t, kMemoryPurposeCount> peak_by_purpose{};

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <limits>
+
 namespace pfc {
 
 struct Tensor::Storage {
@@ -19,8 +22,15 @@ struct Tensor::Storage {
 };
 
 std::int64_t shape_numel(const Shape& shape) {
+  // A zero anywhere makes the product 0, however large the other dimensions are.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return 0;
   std::int64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape) {
+    if (d > 0 && n > std::numeric_limits<std::int64_t>::max() / d)
+      throw Error(fmt::format("shape {} has more elements than a 64-bit count holds",
+                              shape_string(shape)));
+    n *= d;
+  }
   return n;
 }
 
@@ -29,6 +39,12 @@ std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::j
 Tensor Tensor::empty(const Shape& shape, DType dtype, Allocator& allocator,
                      MemoryPurpose purpose) {
   for (auto d : shape) PFC_CHECK(d >= 0, "negative dimension in shape {}", shape_string(shape));
+  const std::int64_t numel = shape_numel(shape);
+  const auto element = static_cast<std::int64_t>(dtype_size(dtype));
+  if (numel > std::numeric_limits<std::int64_t>::max() / element)
+    throw Error(fmt::format("tensor {}{} would take more than 2^63 bytes ({} elements of {} "
+                            "bytes)",
+                            dtype_name(dtype), shape_string(shape), numel, element));
   Tensor t;
   t.shape_ = shape;
   t.dtype_ = dtype;
@@ -55,8 +71,11 @@ void* Tensor::data_ptr() const {
   return static_cast<char*>(storage_->ptr) + offset_bytes_;
 }
 
-void Tensor::check_type(DType wanted) const {
+void Tensor::check_access(DType wanted) const {
   PFC_CHECK(dtype_ == wanted, "tensor {} accessed as {}", describe(), dtype_name(wanted));
+  PFC_CHECK(!storage_ || storage_->allocator->device() != DeviceKind::meta,
+            "tensor {} is a meta tensor: it has a shape but no values to read or write",
+            describe());
 }
 
 Tensor Tensor::reshape(const Shape& shape) const {

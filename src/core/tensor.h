@@ -1,6 +1,6 @@
 // A dense row-major tensor: shape, element type, and a reference-counted buffer owned by an
-// Allocator (host or device). Views share the buffer. Activations are NHWC throughout;
-// PyTorch layouts appear only at import/export (model/, golden/).
+// Allocator (host, device, or meta: no memory at all). Views share the buffer. Activations are
+// NHWC throughout; PyTorch layouts appear only at import/export (model/, golden/).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +17,7 @@ namespace pfc {
 
 using Shape = std::vector<std::int64_t>;
 
+// The element count; throws pfc::Error naming the shape when it does not fit in 64 bits.
 std::int64_t shape_numel(const Shape& shape);
 std::string shape_string(const Shape& shape);
 
@@ -43,14 +44,16 @@ class Tensor {
   void* raw() { return data_ptr(); }
   const void* raw() const { return data_ptr(); }
 
+  // Typed access to the values; a meta tensor has none (pfc::Error). raw() of a meta tensor
+  // is an address that only identifies it (comms compare addresses for in-place and overlap).
   template <class T>
   T* data() {
-    check_type(dtype_of<T>::value);
+    check_access(dtype_of<T>::value);
     return static_cast<T*>(data_ptr());
   }
   template <class T>
   const T* data() const {
-    check_type(dtype_of<T>::value);
+    check_access(dtype_of<T>::value);
     return static_cast<const T*>(data_ptr());
   }
 
@@ -64,7 +67,7 @@ class Tensor {
  private:
   struct Storage;
   void* data_ptr() const;
-  void check_type(DType wanted) const;
+  void check_access(DType wanted) const;
 
   std::shared_ptr<Storage> storage_;
   std::size_t offset_bytes_ = 0;

@@ -91,8 +91,6 @@ struct RunOutcome {
   std::int64_t mem_available_bytes = 0;
 };
 
-using MemoryPeaks = std::array<std::int64_t, kMemoryPurposeCount>;
-
 class MetricsWriter {
  public:
   // A fresh file at `path` (any file there is replaced).

@@ -58,10 +58,17 @@ BenchRun read_bench_run(const std::string& path) {
   run.device_overhead_bytes = integer("/summary", "device_overhead_bytes");
   run.mem_needed_bytes = integer("/summary", "mem_needed_bytes");
   run.mem_available_bytes = integer("/summary", "mem_available_bytes");
+  run.planned = run.device == "meta";
+  if (run.planned && h5::exists(id, "/plan")) {
+    run.plan_gpu = text("/plan", "gpu_name");
+    run.samples_per_s_bound = real("/plan", "samples_per_s_bound");
+  }
   return run;
 }
 
 bool measured(const BenchRun& run) {
+  // A plan's figures are planned, whatever rows it logged.
+  if (run.planned) return true;
   if (run.timed_rows >= 0) return run.timed_rows > 0;
   return run.samples_per_s > 0;  // written before timed_rows: 0 meant "no rows"
 }

@@ -1,6 +1,7 @@
-// Finding the metrics.h5 files that benchmark runs wrote and reading what `pfc report` needs
-// from each: which cell of the table it fills (identities, method, sample rate), how the
-// run ended, its speed and memory (layout: io/metrics_writer.h).
+// Finding the metrics.h5 files that benchmark runs (and plans: pfc plan) wrote and reading what
+// `pfc report` needs from each: which cell of the table it fills (identities, method, sample
+// rate), how the run ended, its speed and memory (layout: io/metrics_writer.h,
+// plan/plan_metrics.h).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,11 @@ struct BenchRun {
   std::int64_t device_overhead_bytes = 0;  // CUDA context, libraries, NCCL (rank 0)
   std::int64_t mem_needed_bytes = 0;
   std::int64_t mem_available_bytes = 0;
+  // A plan (device "meta"): its memory is planned (device_overhead_bytes the modelled rest),
+  // its speed the bound on the GPU it was planned for (0 without one); nothing was measured.
+  bool planned = false;
+  std::string plan_gpu;  // the GPU's name, "" for cpu plans
+  double samples_per_s_bound = 0;
 };
 
 // Reads one metrics.h5, also while its run writes it; throws pfc::Error naming the file when
@@ -38,7 +44,7 @@ struct BenchRun {
 BenchRun read_bench_run(const std::string& path);
 
 // Whether the run has figures: it logged a row after its warm-up (a run stopped before that
-// has none, whatever its status says).
+// has none, whatever its status says), or it is a plan (planned figures).
 bool measured(const BenchRun& run);
 
 // An emulated run's speed had its step also spent the modelled collective time (pfc's

@@ -6,7 +6,6 @@
 #include <utility>
 #include <span>
 
-#include "comm/host_all_gather.h"
 #include "pfc/class_centre_init.h"
 #include "pfc/class_sampler.h"
 #include "pfc/row_gradient_sum.h"
@@ -87,7 +86,7 @@ void PartialFc::set_labels(const Tensor& labels) {
   check_dtype(labels, DType::i64, op, "labels");
   const std::int64_t batch = labels.dim(0);
   check_batch_sizes(batch);
-  const Tensor host = all_gather_host(comm_, backend_, labels);
+  const Tensor host = comm_.all_gather_host(labels);
   const std::int64_t* p = host.data<std::int64_t>();
   global_labels_.assign(p, p + host.numel());
   check_labels(global_labels_, batch);

@@ -5,8 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "comm/host_all_gather.h"
-
 namespace pfc {
 
 namespace {
@@ -14,11 +12,11 @@ namespace {
 constexpr std::int64_t kNameBytes = 64;
 
 // Every rank's `name`, comma-separated in rank order (names longer than 63 bytes are cut).
-std::string gather_names(Comm& comm, Backend& backend, const std::string& name) {
+std::string gather_names(Comm& comm, const std::string& name) {
   Tensor mine = Tensor::host({1, kNameBytes}, DType::u8);
   std::memset(mine.raw(), 0, kNameBytes);
   std::memcpy(mine.raw(), name.data(), std::min<std::size_t>(name.size(), kNameBytes - 1));
-  const Tensor all = all_gather_host(comm, backend, mine);
+  const Tensor all = comm.all_gather_host(mine);
   std::string joined;
   for (int r = 0; r < comm.world_size(); ++r) {
     if (r) joined += ",";
@@ -41,8 +39,8 @@ RunInfo describe_run(const Config& cfg, Comm& comm, Backend& backend, const std:
   info.emulated = cfg.emulate_world_size > 0;
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  info.hosts = gather_names(comm, backend, host);
-  info.gpu_names = gather_names(comm, backend, backend.name());
+  info.hosts = gather_names(comm, host);
+  info.gpu_names = gather_names(comm, backend.name());
   info.slurm_job_id = environment("SLURM_JOB_ID");
   info.slurm_job_name = environment("SLURM_JOB_NAME");
   info.slurm_job_nodelist = environment("SLURM_JOB_NODELIST");

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <filesystem>
 
-#include "comm/host_all_gather.h"
 #include "config/network_layers.h"
 #include "core/fault_injection.h"
 #include "data/data_source.h"
@@ -43,7 +42,7 @@ class TrainingRun {
       : cfg_(cfg),
         comm_(comm),
         backend_(backend),
-        model_(backend, backbone_options(cfg)),
+        model_(backend, backbone_options(cfg, backend)),
         head_(backend, comm, head_options(cfg)),
         schedule_(cfg, comm.world_size()),
         scaler_(cfg.fp16, cfg.batch_size),
@@ -134,13 +133,13 @@ class TrainingRun {
   IResNet& model() { return model_; }
 
  private:
-  static IResNetOptions backbone_options(const Config& cfg) {
+  static IResNetOptions backbone_options(const Config& cfg, const Backend& backend) {
     IResNetOptions o;
     o.layers = network_layers(cfg);
     o.widths = cfg.widths;
     o.image_size = cfg.image_size;
     o.embedding_size = cfg.embedding_size;
-    o.activations = cfg.fp16 && cfg.device == "cuda" ? DType::f16 : DType::f32;
+    o.activations = backend.allocation_policy().activations(cfg.fp16);
     return o;
   }
 
@@ -197,7 +196,7 @@ struct RankFigures {
   std::int64_t skipped_records = 0;  // all ranks together
 };
 
-RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const MemorySnapshot& m,
+RankFigures gather_figures(Comm& comm, double step_time, const MemorySnapshot& m,
                            const MemoryPeaks& interval_peaks, std::int64_t skipped_records,
                            bool emulated) {
   // One f64 row per rank: step time, bytes in use, peak bytes, skipped records, then the peak
@@ -213,7 +212,7 @@ RankFigures gather_figures(Comm& comm, Backend& backend, double step_time, const
   for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
     out[kFixed + p] = static_cast<double>(interval_peaks[p]);
   // An emulated run is one process: its modelled peers would only repeat its row.
-  const Tensor all = emulated ? mine : all_gather_host(comm, backend, mine);
+  const Tensor all = emulated ? mine : comm.all_gather_host(mine);
   const std::int64_t w = all.dim(0);
   RankFigures f;
   for (std::int64_t r = 0; r < w; ++r) {
@@ -303,9 +302,8 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
 
       const bool log_now = run->step() % cfg.frequent == 0 || run->step() == run->last_step();
       if (log_now) {
-        const RankFigures figures = gather_figures(comm, backend, step_time, snapshot,
-                                                   interval_peaks, run->skipped_records(),
-                                                   emulated);
+        const RankFigures figures = gather_figures(comm, step_time, snapshot, interval_peaks,
+                                                   run->skipped_records(), emulated);
         const double elapsed = seconds_since(interval_start);
         const double speed = static_cast<double>(interval_steps * global_batch) / elapsed;
         const double mean_loss = loss_sum / static_cast<double>(interval_steps);
@@ -362,6 +360,29 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   }
   result.steps_done = run->step();
   return result;
+}
+
+StepsMemory measure_steps(const Config& cfg, Comm& comm, Backend& backend, std::int64_t steps,
+                          const std::function<void(std::int64_t)>& on_step_end) {
+  MemoryLedger& ledger = backend.allocator().ledger();
+  ledger.reset_peak();
+  TrainingRun run(cfg, comm, backend);
+  const MemorySnapshot setup = ledger.snapshot();
+  StepsMemory m;
+  m.setup_peaks = setup.peak_by_purpose;
+  m.setup_peak = setup.total_peak;
+  if (on_step_end) on_step_end(0);
+  for (std::int64_t n = 1; n <= steps; ++n) {
+    ledger.reset_peak();
+    run.train_step();
+    backend.synchronize();
+    const MemorySnapshot s = ledger.snapshot();
+    for (std::size_t p = 0; p < kMemoryPurposeCount; ++p)
+      m.step_peaks[p] = std::max(m.step_peaks[p], s.peak_by_purpose[p]);
+    m.step_peak = std::max(m.step_peak, s.total_peak);
+    if (on_step_end) on_step_end(n);
+  }
+  return m;
 }
 
 }  // namespace pfc

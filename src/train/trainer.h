@@ -5,6 +5,7 @@
 // `frequent` steps a log line and a metrics.h5 row; checkpoints on schedule and on signals.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -23,5 +24,21 @@ struct TrainerRun {
 // Collective over comm. Throws pfc::Error on failure; an allocation that does not fit is
 // recorded in metrics.h5 (status "out_of_memory", needed vs available) before it throws.
 TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line);
+
+// The memory ledger's peaks while `steps` training steps of cfg are set up and taken on
+// backend and comm, as train() measures them, but with nothing written (no metrics, log lines
+// or checkpoints): what a plan runs on the meta backend, and what pfc train checks against the
+// memory it has before it allocates anything real.
+struct StepsMemory {
+  MemoryPeaks setup_peaks{};     // each purpose's peak while the model and classifier are built
+  std::int64_t setup_peak = 0;   // the total's
+  MemoryPeaks step_peaks{};      // each purpose's peak over the steps (metrics.h5 /memory)
+  std::int64_t step_peak = 0;    // the total's peak over the steps (metrics.h5 mem_peak_bytes)
+};
+
+// Collective over comm. on_step_end(n) runs when n steps are done: after the setup (0), then
+// after each step; a plan reads there what the meta backend has counted.
+StepsMemory measure_steps(const Config& cfg, Comm& comm, Backend& backend, std::int64_t steps,
+                          const std::function<void(std::int64_t)>& on_step_end = {});
 
 }  // namespace pfc

@@ -67,6 +67,7 @@ plan golden_fp16_r50 20
 plan golden_parity_fp32 10
 plan bench_pfc_16m 40
 plan bench_pfc_24m 40
+plan planned 10
 plan sweep 0  # 0: what is left
 
 read -r -a WANTED <<<"${PFC_DEVICE_STEPS:-}"
@@ -502,6 +503,49 @@ for classes in 16 24; do
     --set "num_classes=${classes}000000" --set steps=20
   [[ $RESULT == ok ]] || break
 done
+
+# ---- planned against measured -----------------------------------------------------------------
+# Every run above planned (pfc plan of its own metrics.h5, on an H200; a cpu run for the CPU)
+# beside what it measured, GiB: pfc's tensors (the arena's or the CPU ledger's peak) against the
+# plan's need (its exact peak from the meta run's ledger, plus for cuda the modelled cuBLAS and
+# cuDNN workspaces and kernel scratch), and the whole device (adding metrics.h5
+# device_overhead_bytes) against the plan's total (adding the modelled CUDA context), so that
+# the constants of plan/device_overhead_model.cpp can be replaced by these measurements.
+planned_vs_measured() {
+  local dir name log status sps peak device p_status p_sps p_peak p_device need names=()
+  # The plans at once (a few seconds each, one core each), then their lines in order.
+  for dir in "$WORK"/*/; do
+    dir=${dir%/}
+    name=$(basename "$dir")
+    [[ -f $dir/metrics.h5 && $name != planned_* ]] || continue
+    names+=("$name")
+    "$BIN/pfc" plan "$dir/metrics.h5" --gpu h200 --set "output=\"$WORK/planned_$name\"" \
+      >"$WORK/planned_$name.log" 2>&1 &
+  done
+  wait
+  for name in "${names[@]}"; do
+    log=$WORK/planned_$name.log
+    if [[ ! -f $WORK/planned_$name/metrics.h5 ]]; then
+      echo "$name | plan failed: $(tail -n 1 "$log")"
+      continue
+    fi
+    read -r status sps peak device _ <<<"$(run_figures "$WORK/$name")"
+    read -r p_status p_sps p_peak p_device _ <<<"$(run_figures "$WORK/planned_$name")"
+    need=$(sed -n 's/^  \(fits\|does not fit\): needs \([0-9.]*\) GiB.*/\2/p' "$log")
+    echo "$name | $peak | $need (exact $p_peak) | $device | $p_device"
+  done
+}
+if selected planned; then
+  if ((BUDGET_S - PACK_RESERVE_S - SECONDS < LIMIT[planned])); then
+    record planned "SKIPPED (budget)"
+  else
+    run_inline planned planned_vs_measured
+    record planned "$(verdict $?)"
+    header="planned against measured, GiB (case | pfc's tensors measured | planned need"
+    NOTES+=("" "$header (exact) | device total measured | planned):")
+    while IFS= read -r line; do NOTES+=("  $line"); done <"$WORK/planned.log"
+  fi
+fi
 
 # ---- the emulated sweep: every benchmark cell as rank 0 of 8, in what is left --------------
 if gpu_step sweep; then

@@ -19,3 +19,4 @@ pfc_script_test(integration.train_dataset train_dataset.sh LABELS "integration;m
 pfc_script_test(integration.device_script device_script.sh LABELS integration TIMEOUT 180)
 pfc_script_test(integration.cuda_architectures cuda_architectures.sh LABELS integration TIMEOUT 60)
 pfc_script_test(integration.cuda_configure cuda_configure.sh LABELS integration TIMEOUT 120)
+pfc_script_test(integration.plan_command plan_command.sh LABELS "integration;mpi" TIMEOUT 300)

@@ -36,7 +36,7 @@ TEST(ConfigValidate, EachLimitIsReported) {
       {{"embedding_size=0"},
        "key 'embedding_size' in --set embedding_size=0 must be >= 1, got 0"},
       {{"method=fc"}, "key 'method' in --set method=fc must be one of dp|mp|pfc, got \"fc\""},
-      {{"device=tpu"}, "key 'device' in --set device=tpu must be one of cpu|cuda, got \"tpu\""},
+      {{"device=tpu"}, "key 'device' in --set device=tpu must be one of cpu|cuda|meta, got \"tpu\""},
       {{"network=r152"},
        "key 'network' in --set network=r152 must be one of r18|r34|r50|r100|r200|custom, got "
        "\"r152\""},
@@ -132,7 +132,7 @@ TEST(ConfigValidate, ReportsEveryProblemAtOnce) {
   EXPECT_EQ(message,
             "key 'batch_size' in input/x.toml:1 must be >= 1, got 0\n"
             "key 'lr' in input/x.toml:2 must be > 0, got -1.0\n"
-            "key 'device' in --set device=gpu must be one of cpu|cuda, got \"gpu\"");
+            "key 'device' in --set device=gpu must be one of cpu|cuda|meta, got \"gpu\"");
 }
 
 TEST(ConfigValidate, NamesWhereEachKeyWasSet) {

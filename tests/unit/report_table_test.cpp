@@ -168,7 +168,7 @@ TEST_F(ReportTable, CsvHasOneLinePerCellWithEveryField) {
   EXPECT_EQ(lines[0],
             "identities,column,status,samples_per_s,seed_samples_per_s,mem_peak_gb,seed_mem_gb,"
             "mem_needed_gb,mem_available_gb,world_size,emulated,device,gpu_names,path,"
-            "samples_per_s_with_comm,mem_device_gb,network,setup");
+            "samples_per_s_with_comm,mem_device_gb,network,setup,planned,samples_per_s_bound");
   for (const std::string& line : lines) {
     // gpu_names is quoted (it holds commas); count the fields outside quotes.
     int fields = 1;
@@ -177,14 +177,14 @@ TEST_F(ReportTable, CsvHasOneLinePerCellWithEveryField) {
       if (c == '"') quoted = !quoted;
       if (c == ',' && !quoted) ++fields;
     }
-    EXPECT_EQ(fields, 18) << line;
+    EXPECT_EQ(fields, 20) << line;
   }
   EXPECT_NE(csv.find("1000000,PFC 0.1,ok,4900.0,4803,5.600,5.620,,,2,0,cuda,"
                      "\"Tesla V100-SXM2-32GB,Tesla V100-SXM2-32GB\","),
             std::string::npos) << csv;
   EXPECT_NE(csv.find("2000000,DP,out_of_memory,,,,,40.000,32.000,2,0,cuda,"), std::string::npos)
       << csv;
-  EXPECT_NE(csv.find("29000000,PFC 0.1,missing,,1855,,32.324,,,,,,,,,,,\n"), std::string::npos)
+  EXPECT_NE(csv.find("29000000,PFC 0.1,missing,,1855,,32.324,,,,,,,,,,,,,\n"), std::string::npos)
       << csv;
 }
 
@@ -210,7 +210,7 @@ TEST_F(ReportTable, EmulatedRunsAlsoShowTheSpeedWithTheModelledComm) {
   EXPECT_NE(format_report_csv(table).find("125000,MP,ok,2560.0,4824,5.000,5.306,,,2,1,cuda,"),
             std::string::npos);
   EXPECT_NE(format_report_csv(table).find("/row_0125k/mp/metrics.h5,1600.0,5.700,r50,"
-                                          "2 ranks emulated on Tesla V100-SXM2-32GB\n"),
+                                          "2 ranks emulated on Tesla V100-SXM2-32GB,0,\n"),
             std::string::npos)
       << format_report_csv(table);
 }

@@ -7,6 +7,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 
 namespace pfc {
 namespace {
@@ -42,10 +43,7 @@ void CpuBackend::adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
                               const AdamWParams& p) {
   const char* op = "adamw_update";
   const AdamWFactors f = adamw_factors(p, op);
-  cpu::check_host(w, op, "w");
-  cpu::check_like(g, w, op, "g");
-  cpu::check_like(m, w, op, "m");
-  cpu::check_like(v, w, op, "v");
+  operand_check::adamw_update(rules_, w, g, m, v);
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
     AdamWStep<T>(p, f).apply(w.numel(), w.data<T>(), g.data<T>(), m.data<T>(), v.data<T>());
@@ -56,9 +54,8 @@ void CpuBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor
                                    const Tensor& g, const AdamWParams& p) {
   const char* op = "adamw_update_rows";
   const AdamWFactors f = adamw_factors(p, op);
-  const std::int64_t* idx = cpu::checked_row_update(w, index, g, op);
-  cpu::check_like(m, w, op, "m");
-  cpu::check_like(v, w, op, "v");
+  operand_check::adamw_update_rows(rules_, w, m, v, index, g);
+  const std::int64_t* idx = cpu::checked_indices(index, w.dim(0), op);
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
     const AdamWStep<T> s(p, f);

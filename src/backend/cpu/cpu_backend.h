@@ -4,8 +4,15 @@
 #pragma once
 
 #include "backend/backend.h"
+#include "backend/operand_rules.h"
 
 namespace pfc {
+
+// Host memory a CPU kernel takes outside the memory ledger, which a plan of a CPU run models
+// (backend/meta): a convolution's im2col chunk and, in the forward pass of f32 operands, their
+// f64 copies; a GEMM of f16 operands, their f32 copies.
+std::int64_t conv2d_host_scratch_bytes(const Conv2dGeometry& g, DType dtype, bool forward);
+std::int64_t gemm_host_scratch_bytes(const Tensor& a, const Tensor& b);
 
 class CpuBackend final : public Backend {
  public:
@@ -13,6 +20,9 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   Allocator& allocator() override { return allocator_; }
   void synchronize() override {}
+  const AllocationPolicy& allocation_policy() const override {
+    return pfc::allocation_policy(BackendKind::cpu);
+  }
 
   void copy(const Tensor& src, Tensor& dst) override;
   void fill(Tensor& x, double value) override;
@@ -78,6 +88,7 @@ class CpuBackend final : public Backend {
                         const Tensor& b, double beta, Tensor& c);
 
   HostAllocator allocator_;
+  const OperandRules rules_ = operand_rules(BackendKind::cpu, DeviceKind::cpu);
 };
 
 }  // namespace pfc

@@ -2,11 +2,11 @@
 // channel). Statistics accumulate in double; parameters and statistics are f32 or, in an f64
 // run and the f64 gradient checks, the activation type.
 #include <cmath>
-#include <utility>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 
 namespace pfc {
 namespace {
@@ -95,26 +95,8 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
                                          double eps, Tensor& y, Tensor& saved_mean,
                                          Tensor& saved_invstd) {
   const char* op = "batchnorm_forward_train";
-  cpu::check_host(x, op, "x");
-  cpu::check_rank(x, 2, op, "x");
-  const std::int64_t rows = x.dim(0), channels = x.dim(1);
-  PFC_CHECK(rows > 1, "{}: x {} has {} rows; the unbiased variance needs at least 2", op,
-            x.describe(), rows);
-  const Shape per_channel{channels};
-  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
-                                                          {&beta, "beta"},
-                                                          {&running_mean, "running_mean"},
-                                                          {&running_var, "running_var"},
-                                                          {&saved_mean, "saved_mean"},
-                                                          {&saved_invstd, "saved_invstd"}};
-  for (const auto& [t, name] : params) {
-    cpu::check_host(*t, op, name);
-    check_shape(*t, per_channel, op, name);
-    check_dtype(*t, gamma.dtype(), op, name);
-  }
-  cpu::check_host(y, op, "y");
-  check_shape(y, x.shape(), op, "y");
-  check_dtype(y, x.dtype(), op, "y");
+  const auto [rows, channels] = operand_check::batchnorm_forward_train(
+      rules_, x, gamma, beta, running_mean, running_var, y, saved_mean, saved_invstd);
   cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
     using T = decltype(xt);
     cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
@@ -130,26 +112,8 @@ void CpuBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Ten
                                     const Tensor& saved_mean, const Tensor& saved_invstd,
                                     Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
   const char* op = "batchnorm_backward";
-  cpu::check_host(x, op, "x");
-  cpu::check_rank(x, 2, op, "x");
-  const std::int64_t rows = x.dim(0), channels = x.dim(1);
-  const std::pair<const Tensor*, const char*> activations[] = {{&dy, "dy"}, {&dx, "dx"}};
-  for (const auto& [t, name] : activations) {
-    cpu::check_host(*t, op, name);
-    check_shape(*t, x.shape(), op, name);
-    check_dtype(*t, x.dtype(), op, name);
-  }
-  const Shape per_channel{channels};
-  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
-                                                          {&saved_mean, "saved_mean"},
-                                                          {&saved_invstd, "saved_invstd"},
-                                                          {&dgamma, "dgamma"},
-                                                          {&dbeta, "dbeta"}};
-  for (const auto& [t, name] : params) {
-    cpu::check_host(*t, op, name);
-    check_shape(*t, per_channel, op, name);
-    check_dtype(*t, gamma.dtype(), op, name);
-  }
+  const auto [rows, channels] = operand_check::batchnorm_backward(
+      rules_, dy, x, gamma, saved_mean, saved_invstd, dx, dgamma, dbeta);
   cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
     using T = decltype(xt);
     cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {

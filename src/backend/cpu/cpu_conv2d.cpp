@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 
 namespace pfc {
 namespace {
@@ -37,22 +38,16 @@ struct ConvDims {
   }
 };
 
+// Elements of im2col scratch for `images` images (none for a direct convolution).
+std::int64_t scratch_elements(const ConvDims& d, std::int64_t images) {
+  return d.direct ? 0 : images * d.pixels_out * d.patch;
+}
+
 // Uninitialised scratch: im2col writes every element before it is read.
 template <class T>
 std::unique_ptr<T[]> scratch(const ConvDims& d, std::int64_t images) {
   if (d.direct) return nullptr;
-  return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(images * d.pixels_out * d.patch)]);
-}
-
-void check_geometry(const Conv2dGeometry& g, const char* op) {
-  PFC_CHECK(g.batch >= 0 && g.in_h > 0 && g.in_w > 0 && g.in_channels > 0 && g.out_channels > 0,
-            "{}: bad geometry batch {} input {}x{}x{} out_channels {}", op, g.batch, g.in_h, g.in_w,
-            g.in_channels, g.out_channels);
-  PFC_CHECK(g.kernel > 0 && g.stride > 0 && g.pad >= 0,
-            "{}: bad geometry kernel {} stride {} pad {}", op, g.kernel, g.stride, g.pad);
-  PFC_CHECK(g.out_h() > 0 && g.out_w() > 0,
-            "{}: kernel {} with pad {} does not fit the {}x{} input", op, g.kernel, g.pad, g.in_h,
-            g.in_w);
+  return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(scratch_elements(d, images))]);
 }
 
 // col [images * pixels_out, patch] from x [images, H, W, C]; padding reads as zero.
@@ -166,23 +161,6 @@ void backward_filter(const Conv2dGeometry& g, const T* x, const T* dy, T* dw) {
   }
 }
 
-// Checks the three operands of a convolution call and returns their common element type.
-DType check_operands(const Conv2dGeometry& g, const char* op, const Tensor& x, const char* x_name,
-                     const Shape& x_shape, const Tensor& w, const char* w_name,
-                     const Shape& w_shape, const Tensor& y, const char* y_name,
-                     const Shape& y_shape) {
-  check_geometry(g, op);
-  cpu::check_host(x, op, x_name);
-  cpu::check_host(w, op, w_name);
-  cpu::check_host(y, op, y_name);
-  check_shape(x, x_shape, op, x_name);
-  check_shape(w, w_shape, op, w_name);
-  check_shape(y, y_shape, op, y_name);
-  check_dtype(w, x.dtype(), op, w_name);
-  check_dtype(y, x.dtype(), op, y_name);
-  return x.dtype();
-}
-
 // Runs `conv` on f64 copies of f32 operands and rounds its output to f32 once; the forward
 // pass uses it. With f32 forward GEMMs, the tiny network's stem and layer1 gradients (sums
 // over 112x112 maps that nearly cancel) ended up to 1.4e-3 from both arcface_torch's golden
@@ -201,15 +179,13 @@ void in_f64(const Tensor& a, const Tensor& b, Tensor& out, Conv conv) {
 
 void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
                                 Tensor& y) {
-  const char* op = "conv2d_forward";
-  const DType t = check_operands(g, op, x, "x", g.input_shape(), w, "w", g.filter_shape(), y, "y",
-                                 g.output_shape());
-  if (t == DType::f32) {
+  operand_check::conv2d_forward(rules_, g, x, w, y);
+  if (x.dtype() == DType::f32) {
     in_f64(x, w, y,
            [&](const double* xs, const double* ws, double* ys) { forward(g, xs, ws, ys); });
     return;
   }
-  cpu::dispatch_float(t, op, "x", [&](auto tag) {
+  cpu::dispatch_float(x.dtype(), "conv2d_forward", "x", [&](auto tag) {
     using T = decltype(tag);
     forward(g, x.data<T>(), w.data<T>(), y.data<T>());
   });
@@ -217,10 +193,8 @@ void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const 
 
 void CpuBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy, const Tensor& w,
                                       Tensor& dx) {
-  const char* op = "conv2d_backward_data";
-  const DType t = check_operands(g, op, dy, "dy", g.output_shape(), w, "w", g.filter_shape(), dx,
-                                 "dx", g.input_shape());
-  cpu::dispatch_float(t, op, "dy", [&](auto tag) {
+  operand_check::conv2d_backward_data(rules_, g, dy, w, dx);
+  cpu::dispatch_float(dy.dtype(), "conv2d_backward_data", "dy", [&](auto tag) {
     using T = decltype(tag);
     backward_data(g, dy.data<T>(), w.data<T>(), dx.data<T>());
   });
@@ -228,13 +202,22 @@ void CpuBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy,
 
 void CpuBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x, const Tensor& dy,
                                         Tensor& dw) {
-  const char* op = "conv2d_backward_filter";
-  const DType t = check_operands(g, op, x, "x", g.input_shape(), dy, "dy", g.output_shape(), dw,
-                                 "dw", g.filter_shape());
-  cpu::dispatch_float(t, op, "x", [&](auto tag) {
+  operand_check::conv2d_backward_filter(rules_, g, x, dy, dw);
+  cpu::dispatch_float(x.dtype(), "conv2d_backward_filter", "x", [&](auto tag) {
     using T = decltype(tag);
     backward_filter(g, x.data<T>(), dy.data<T>(), dw.data<T>());
   });
+}
+
+std::int64_t conv2d_host_scratch_bytes(const Conv2dGeometry& g, DType dtype, bool forward) {
+  const ConvDims d(g);
+  const std::int64_t columns = scratch_elements(d, d.images_per_chunk(g.batch));
+  if (!forward || dtype != DType::f32)
+    return columns * static_cast<std::int64_t>(dtype_size(dtype));
+  // in_f64: f64 copies of x, w and y beside an f64 im2col chunk.
+  const std::int64_t operands = shape_numel(g.input_shape()) + shape_numel(g.filter_shape()) +
+                                shape_numel(g.output_shape());
+  return (operands + columns) * static_cast<std::int64_t>(sizeof(double));
 }
 
 }  // namespace pfc

@@ -3,15 +3,13 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 
 namespace pfc {
 
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
-  const char* op = "add";
-  cpu::check_host(a, op, "a");
-  cpu::check_like(b, a, op, "b");
-  cpu::check_like(y, a, op, "y");
-  cpu::dispatch_float(a.dtype(), op, "a", [&](auto tag) {
+  operand_check::add(rules_, a, b, y);
+  cpu::dispatch_float(a.dtype(), "add", "a", [&](auto tag) {
     using T = decltype(tag);
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
@@ -21,10 +19,8 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
 }
 
 void CpuBackend::axpy(double alpha, const Tensor& x, Tensor& y) {
-  const char* op = "axpy";
-  cpu::check_host(x, op, "x");
-  cpu::check_like(y, x, op, "y");
-  cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+  operand_check::axpy(rules_, x, y);
+  cpu::dispatch_float(x.dtype(), "axpy", "x", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
     T* py = y.data<T>();
@@ -34,9 +30,8 @@ void CpuBackend::axpy(double alpha, const Tensor& x, Tensor& y) {
 }
 
 void CpuBackend::scale(Tensor& x, double alpha) {
-  const char* op = "scale";
-  cpu::check_host(x, op, "x");
-  cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+  operand_check::scale(rules_, x);
+  cpu::dispatch_float(x.dtype(), "scale", "x", [&](auto tag) {
     using T = decltype(tag);
     T* px = x.data<T>();
     const T a = static_cast<T>(alpha);
@@ -45,9 +40,8 @@ void CpuBackend::scale(Tensor& x, double alpha) {
 }
 
 double CpuBackend::sum_of_squares(const Tensor& x) {
-  const char* op = "sum_of_squares";
-  cpu::check_host(x, op, "x");
-  return cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+  operand_check::sum_of_squares(rules_, x);
+  return cpu::dispatch_float(x.dtype(), "sum_of_squares", "x", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
     double sum = 0.0;
@@ -60,9 +54,8 @@ double CpuBackend::sum_of_squares(const Tensor& x) {
 }
 
 bool CpuBackend::all_finite(const Tensor& x) {
-  const char* op = "all_finite";
-  cpu::check_host(x, op, "x");
-  return cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+  operand_check::all_finite(rules_, x);
+  return cpu::dispatch_float(x.dtype(), "all_finite", "x", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
     for (std::int64_t i = 0, n = x.numel(); i < n; ++i)

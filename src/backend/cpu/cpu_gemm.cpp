@@ -3,34 +3,19 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 
 namespace pfc {
 
 void CpuBackend::gemm(bool transpose_a, bool transpose_b, double alpha, const Tensor& a,
                       const Tensor& b, double beta, Tensor& c) {
-  const char* op = "gemm";
-  cpu::check_host(a, op, "a");
-  cpu::check_host(b, op, "b");
-  cpu::check_host(c, op, "c");
-  cpu::check_rank(a, 2, op, "a");
-  cpu::check_rank(b, 2, op, "b");
-  check_dtype(b, a.dtype(), op, "b");
+  const auto [m, n, k] = operand_check::gemm(rules_, transpose_a, transpose_b, a, b, c);
   if (a.dtype() == DType::f16) {
     gemm_half_inputs(transpose_a, transpose_b, alpha, a, b, beta, c);
     return;
   }
-  check_dtype(c, a.dtype(), op, "c");
-  const std::int64_t m = transpose_a ? a.dim(1) : a.dim(0);
-  const std::int64_t k = transpose_a ? a.dim(0) : a.dim(1);
-  const std::int64_t kb = transpose_b ? b.dim(1) : b.dim(0);
-  const std::int64_t n = transpose_b ? b.dim(0) : b.dim(1);
-  PFC_CHECK(k == kb,
-            "gemm: inner dimensions differ: op(a) of {} is [{}, {}], op(b) of {} is "
-            "[{}, {}]",
-            a.describe(), m, k, b.describe(), kb, n);
-  check_shape(c, {m, n}, op, "c");
   if (m == 0 || n == 0) return;
-  cpu::dispatch_float(a.dtype(), op, "a", [&](auto tag) {
+  cpu::dispatch_float(a.dtype(), "gemm", "a", [&](auto tag) {
     using T = decltype(tag);
     T* pc = c.data<T>();
     if (k == 0) {
@@ -47,7 +32,6 @@ void CpuBackend::gemm(bool transpose_a, bool transpose_b, double alpha, const Te
 
 void CpuBackend::gemm_half_inputs(bool transpose_a, bool transpose_b, double alpha,
                                   const Tensor& a, const Tensor& b, double beta, Tensor& c) {
-  check_dtype(c, DType::f32, "gemm", "c (with f16 a and b)");
   // f16 -> f32 is exact and so is the product of two f16 values in f32, so an f32 GEMM of
   // the widened operands is the same arithmetic as a tensor core's f16 x f16 + f32.
   auto widen = [this](const Tensor& half) {
@@ -58,16 +42,15 @@ void CpuBackend::gemm_half_inputs(bool transpose_a, bool transpose_b, double alp
   gemm(transpose_a, transpose_b, alpha, widen(a), widen(b), beta, c);
 }
 
+std::int64_t gemm_host_scratch_bytes(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != DType::f16) return 0;
+  return (a.numel() + b.numel()) * static_cast<std::int64_t>(sizeof(float));
+}
+
 void CpuBackend::add_row_vector(Tensor& x, const Tensor& bias) {
-  const char* op = "add_row_vector";
-  cpu::check_host(x, op, "x");
-  cpu::check_host(bias, op, "bias");
-  cpu::check_rank(x, 2, op, "x");
-  check_shape(bias, {x.dim(1)}, op, "bias");
-  check_dtype(bias, x.dtype(), op, "bias");
-  cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+  const auto [rows, cols] = operand_check::add_row_vector(rules_, x, bias);
+  cpu::dispatch_float(x.dtype(), "add_row_vector", "x", [&](auto tag) {
     using T = decltype(tag);
-    const std::int64_t rows = x.dim(0), cols = x.dim(1);
     T* px = x.data<T>();
     const T* pb = bias.data<T>();
     for (std::int64_t r = 0; r < rows; ++r)
@@ -76,15 +59,9 @@ void CpuBackend::add_row_vector(Tensor& x, const Tensor& bias) {
 }
 
 void CpuBackend::sum_rows(const Tensor& x, Tensor& out) {
-  const char* op = "sum_rows";
-  cpu::check_host(x, op, "x");
-  cpu::check_host(out, op, "out");
-  cpu::check_rank(x, 2, op, "x");
-  check_shape(out, {x.dim(1)}, op, "out");
-  check_dtype(out, x.dtype(), op, "out");
-  cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+  const auto [rows, cols] = operand_check::sum_rows(rules_, x, out);
+  cpu::dispatch_float(x.dtype(), "sum_rows", "x", [&](auto tag) {
     using T = decltype(tag);
-    const std::int64_t rows = x.dim(0), cols = x.dim(1);
     const T* px = x.data<T>();
     std::vector<double> sum(cols, 0.0);
     for (std::int64_t r = 0; r < rows; ++r)

@@ -9,6 +9,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 
 namespace pfc {
 namespace {
@@ -24,24 +25,10 @@ double margin_target(double c, const MarginParams& m) {
   return std::cos(m.m1 * std::acos(c) + m.m2) - m.m3;
 }
 
-void check_matrix_like(const Tensor& t, const Tensor& ref, const char* op, const char* name) {
-  cpu::check_host(t, op, name);
-  check_shape(t, ref.shape(), op, name);
-  check_dtype(t, ref.dtype(), op, name);
-}
-
-void check_per_row(const Tensor& t, const Tensor& ref, const char* op, const char* name) {
-  cpu::check_host(t, op, name);
-  check_shape(t, {ref.dim(0)}, op, name);
-  check_dtype(t, ref.dtype(), op, name);
-}
-
-// local_label [rows] i64, each in [-1, classes); -1 means the target lives on another rank.
+// local_label [rows] i64 (checked), each in [-1, classes); -1 means the target lives on
+// another rank.
 const std::int64_t* checked_labels(const Tensor& label, std::int64_t rows, std::int64_t classes,
                                    const char* op) {
-  cpu::check_host(label, op, "local_label");
-  check_dtype(label, DType::i64, op, "local_label");
-  check_shape(label, {rows}, op, "local_label");
   const std::int64_t* l = label.data<std::int64_t>();
   for (std::int64_t b = 0; b < rows; ++b)
     PFC_CHECK(l[b] >= -1 && l[b] < classes, "{}: local_label[{}] = {} is outside [-1, {})", op, b,
@@ -54,28 +41,12 @@ std::size_t row_bytes(const Tensor& t) {
   return t.dim(0) == 0 ? 0 : t.bytes() / static_cast<std::size_t>(t.dim(0));
 }
 
-void check_row_operands(const Tensor& rows_of, const Tensor& table, const char* op,
-                        const char* rows_name, const char* table_name) {
-  cpu::check_host(rows_of, op, rows_name);
-  cpu::check_host(table, op, table_name);
-  PFC_CHECK(rows_of.rank() >= 1 && table.rank() == rows_of.rank(),
-            "{}: {} {} and {} {} must have the same rank, at least 1", op, rows_name,
-            rows_of.describe(), table_name, table.describe());
-  check_dtype(rows_of, table.dtype(), op, rows_name);
-  Shape expected = table.shape();
-  expected[0] = rows_of.dim(0);
-  check_shape(rows_of, expected, op, rows_name);
-}
 
 }  // namespace
 
 void CpuBackend::l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& norms) {
-  const char* op = "l2_normalize_rows";
-  cpu::check_host(x, op, "x");
-  cpu::check_rank(x, 2, op, "x");
-  check_matrix_like(y, x, op, "y");
-  check_per_row(norms, x, op, "norms");
-  cpu::dispatch_float(x.dtype(), op, "x", [&](auto tag) {
+  operand_check::l2_normalize_rows(rules_, x, y, norms);
+  cpu::dispatch_float(x.dtype(), "l2_normalize_rows", "x", [&](auto tag) {
     using T = decltype(tag);
     const std::int64_t rows = x.dim(0), d = x.dim(1);
     const T* px = x.data<T>();
@@ -94,13 +65,8 @@ void CpuBackend::l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& norms) {
 
 void CpuBackend::l2_normalize_rows_backward(const Tensor& dy, const Tensor& y, const Tensor& norms,
                                             Tensor& dx) {
-  const char* op = "l2_normalize_rows_backward";
-  cpu::check_host(y, op, "y");
-  cpu::check_rank(y, 2, op, "y");
-  check_matrix_like(dy, y, op, "dy");
-  check_matrix_like(dx, y, op, "dx");
-  check_per_row(norms, y, op, "norms");
-  cpu::dispatch_float(y.dtype(), op, "y", [&](auto tag) {
+  operand_check::l2_normalize_rows_backward(rules_, dy, y, norms, dx);
+  cpu::dispatch_float(y.dtype(), "l2_normalize_rows_backward", "y", [&](auto tag) {
     using T = decltype(tag);
     const std::int64_t rows = y.dim(0), d = y.dim(1);
     const T* pdy = dy.data<T>();
@@ -129,9 +95,7 @@ void CpuBackend::l2_normalize_rows_backward(const Tensor& dy, const Tensor& y, c
 
 void CpuBackend::gather_rows(const Tensor& src, const Tensor& index, Tensor& dst) {
   const char* op = "gather_rows";
-  check_row_operands(dst, src, op, "dst", "src");
-  PFC_CHECK(index.numel() == dst.dim(0), "{}: index has {} entries for {} rows of dst {}", op,
-            index.numel(), dst.dim(0), dst.describe());
+  operand_check::gather_rows(rules_, src, index, dst);
   const std::int64_t* idx = cpu::checked_indices(index, src.dim(0), op);
   const std::size_t rb = row_bytes(src);
   const auto* in = static_cast<const char*>(src.raw());
@@ -143,9 +107,7 @@ void CpuBackend::gather_rows(const Tensor& src, const Tensor& index, Tensor& dst
 
 void CpuBackend::scatter_rows(const Tensor& src, const Tensor& index, Tensor& dst) {
   const char* op = "scatter_rows";
-  check_row_operands(src, dst, op, "src", "dst");
-  PFC_CHECK(index.numel() == src.dim(0), "{}: index has {} entries for {} rows of src {}", op,
-            index.numel(), src.dim(0), src.describe());
+  operand_check::scatter_rows(rules_, src, index, dst);
   const std::int64_t* idx = cpu::checked_indices(index, dst.dim(0), op);
   const std::size_t rb = row_bytes(src);
   const auto* in = static_cast<const char*>(src.raw());
@@ -158,9 +120,7 @@ void CpuBackend::scatter_rows(const Tensor& src, const Tensor& index, Tensor& ds
 void CpuBackend::margin_logits(Tensor& cos, const Tensor& local_label, const MarginParams& margin,
                                Tensor& row_max) {
   const char* op = "margin_logits";
-  cpu::check_host(cos, op, "cos");
-  cpu::check_rank(cos, 2, op, "cos");
-  check_per_row(row_max, cos, op, "row_max");
+  operand_check::margin_logits(rules_, cos, local_label, row_max);
   const std::int64_t rows = cos.dim(0), classes = cos.dim(1);
   const std::int64_t* label = checked_labels(local_label, rows, classes, op);
   cpu::dispatch_float(cos.dtype(), op, "cos", [&](auto tag) {
@@ -183,12 +143,8 @@ void CpuBackend::margin_logits(Tensor& cos, const Tensor& local_label, const Mar
 }
 
 void CpuBackend::exp_and_row_sum(Tensor& logits, const Tensor& global_max, Tensor& row_sum) {
-  const char* op = "exp_and_row_sum";
-  cpu::check_host(logits, op, "logits");
-  cpu::check_rank(logits, 2, op, "logits");
-  check_per_row(global_max, logits, op, "global_max");
-  check_per_row(row_sum, logits, op, "row_sum");
-  cpu::dispatch_float(logits.dtype(), op, "logits", [&](auto tag) {
+  operand_check::exp_and_row_sum(rules_, logits, global_max, row_sum);
+  cpu::dispatch_float(logits.dtype(), "exp_and_row_sum", "logits", [&](auto tag) {
     using T = decltype(tag);
     const std::int64_t rows = logits.dim(0), classes = logits.dim(1);
     T* pl = logits.data<T>();
@@ -210,11 +166,8 @@ void CpuBackend::softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
                               const Tensor& local_label, double scale, std::int64_t global_batch,
                               Tensor& target_prob) {
   const char* op = "softmax_grad";
-  cpu::check_host(exp_logits, op, "exp_logits");
-  cpu::check_rank(exp_logits, 2, op, "exp_logits");
-  check_per_row(global_sum, exp_logits, op, "global_sum");
-  check_per_row(target_prob, exp_logits, op, "target_prob");
-  PFC_CHECK(global_batch > 0, "{}: global_batch is {}, expected > 0", op, global_batch);
+  operand_check::softmax_grad(rules_, exp_logits, global_sum, local_label, global_batch,
+                              target_prob);
   const std::int64_t rows = exp_logits.dim(0), classes = exp_logits.dim(1);
   const std::int64_t* label = checked_labels(local_label, rows, classes, op);
   cpu::dispatch_float(exp_logits.dtype(), op, "exp_logits", [&](auto tag) {
@@ -238,9 +191,7 @@ void CpuBackend::softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
 void CpuBackend::interclass_filter(Tensor& cos, const Tensor& local_label, double threshold,
                                    Tensor& keep) {
   const char* op = "interclass_filter";
-  cpu::check_host(cos, op, "cos");
-  cpu::check_rank(cos, 2, op, "cos");
-  cpu::check_keep_mask(keep, cos, op);
+  operand_check::interclass_filter(rules_, cos, local_label, keep);
   const std::int64_t rows = cos.dim(0), classes = cos.dim(1);
   const std::int64_t* label = checked_labels(local_label, rows, classes, op);
   cpu::dispatch_float(cos.dtype(), op, "cos", [&](auto tag) {
@@ -259,9 +210,7 @@ void CpuBackend::interclass_filter(Tensor& cos, const Tensor& local_label, doubl
 
 void CpuBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
   const char* op = "interclass_filter_backward";
-  cpu::check_host(grad, op, "grad");
-  cpu::check_rank(grad, 2, op, "grad");
-  cpu::check_keep_mask(keep, grad, op);
+  operand_check::interclass_filter_backward(rules_, grad, keep);
   cpu::dispatch_float(grad.dtype(), op, "grad", [&](auto tag) {
     using T = decltype(tag);
     T* pg = grad.data<T>();

@@ -4,6 +4,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 
 namespace pfc {
 namespace {
@@ -36,32 +37,16 @@ void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x,
   for (std::int64_t c = 0; c < channels; ++c) dslope[c] = static_cast<P>(ds[c]);
 }
 
-void check_activation(const Tensor& t, const Tensor& x, const char* op, const char* name) {
-  cpu::check_host(t, op, name);
-  check_shape(t, x.shape(), op, name);
-  check_dtype(t, x.dtype(), op, name);
-}
-
-void check_per_channel(const Tensor& t, std::int64_t channels, DType dtype, const char* op,
-                       const char* name) {
-  cpu::check_host(t, op, name);
-  check_shape(t, {channels}, op, name);
-  check_dtype(t, dtype, op, name);
-}
-
 }  // namespace
 
 void CpuBackend::prelu_forward(const Tensor& x, const Tensor& slope, Tensor& y) {
   const char* op = "prelu_forward";
-  cpu::check_host(x, op, "x");
-  cpu::check_rank(x, 2, op, "x");
-  check_per_channel(slope, x.dim(1), slope.dtype(), op, "slope");
-  check_activation(y, x, op, "y");
+  const auto [rows, channels] = operand_check::prelu_forward(rules_, x, slope, y);
   cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
     using T = decltype(xt);
     cpu::dispatch_param<T>(slope.dtype(), op, "slope", [&](auto pt) {
       using P = decltype(pt);
-      forward(x.dim(0), x.dim(1), x.data<T>(), slope.data<P>(), y.data<T>());
+      forward(rows, channels, x.data<T>(), slope.data<P>(), y.data<T>());
     });
   });
 }
@@ -69,17 +54,12 @@ void CpuBackend::prelu_forward(const Tensor& x, const Tensor& slope, Tensor& y) 
 void CpuBackend::prelu_backward(const Tensor& dy, const Tensor& x, const Tensor& slope, Tensor& dx,
                                 Tensor& dslope) {
   const char* op = "prelu_backward";
-  cpu::check_host(x, op, "x");
-  cpu::check_rank(x, 2, op, "x");
-  check_activation(dy, x, op, "dy");
-  check_activation(dx, x, op, "dx");
-  check_per_channel(slope, x.dim(1), slope.dtype(), op, "slope");
-  check_per_channel(dslope, x.dim(1), slope.dtype(), op, "dslope");
+  const auto [rows, channels] = operand_check::prelu_backward(rules_, dy, x, slope, dx, dslope);
   cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
     using T = decltype(xt);
     cpu::dispatch_param<T>(slope.dtype(), op, "slope", [&](auto pt) {
       using P = decltype(pt);
-      backward(x.dim(0), x.dim(1), dy.data<T>(), x.data<T>(), slope.data<P>(), dx.data<T>(),
+      backward(rows, channels, dy.data<T>(), x.data<T>(), slope.data<P>(), dx.data<T>(),
                dslope.data<P>());
     });
   });

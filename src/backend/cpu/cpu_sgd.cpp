@@ -4,6 +4,7 @@
 // the sampled class centres of a PartialFC shard.
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 
 namespace pfc {
 namespace {
@@ -21,11 +22,8 @@ void update(std::int64_t n, T* w, const T* g, T* m, T lr, T mu, T wd) {
 
 void CpuBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                             double weight_decay) {
-  const char* op = "sgd_update";
-  cpu::check_host(w, op, "w");
-  cpu::check_like(g, w, op, "g");
-  cpu::check_like(m, w, op, "m");
-  cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
+  operand_check::sgd_update(rules_, w, g, m);
+  cpu::dispatch_float(w.dtype(), "sgd_update", "w", [&](auto tag) {
     using T = decltype(tag);
     update(w.numel(), w.data<T>(), g.data<T>(), m.data<T>(), static_cast<T>(lr),
            static_cast<T>(momentum), static_cast<T>(weight_decay));
@@ -35,8 +33,8 @@ void CpuBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, do
 void CpuBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
                                  double lr, double momentum, double weight_decay) {
   const char* op = "sgd_update_rows";
-  const std::int64_t* idx = cpu::checked_row_update(w, index, g, op);
-  cpu::check_like(m, w, op, "m");
+  operand_check::sgd_update_rows(rules_, w, m, index, g);
+  const std::int64_t* idx = cpu::checked_indices(index, w.dim(0), op);
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
     const std::int64_t d = w.dim(1);

@@ -4,6 +4,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
 #include "core/counter_rng.h"
 #include "core/half.h"
 #include "core/host_cast.h"
@@ -20,16 +21,12 @@ void fill_typed(Tensor& x, T value) {
 }  // namespace
 
 void CpuBackend::copy(const Tensor& src, Tensor& dst) {
-  cpu::check_host(src, "copy", "src");
-  cpu::check_host(dst, "copy", "dst");
-  check_dtype(dst, src.dtype(), "copy", "dst");
-  PFC_CHECK(src.numel() == dst.numel(), "copy: src {} and dst {} differ in element count",
-            src.describe(), dst.describe());
+  operand_check::copy(rules_, src, dst);
   if (src.raw() != dst.raw() && src.bytes() > 0) std::memmove(dst.raw(), src.raw(), src.bytes());
 }
 
 void CpuBackend::fill(Tensor& x, double value) {
-  cpu::check_host(x, "fill", "x");
+  operand_check::fill(rules_, x);
   switch (x.dtype()) {
     case DType::f16:
       fill_typed(x, Half(static_cast<float>(value)));
@@ -54,13 +51,15 @@ void CpuBackend::fill(Tensor& x, double value) {
 
 void CpuBackend::fill_normal(Tensor& x, std::uint64_t key, std::uint64_t first_index,
                              double stddev) {
-  cpu::check_host(x, "fill_normal", "x");
-  check_dtype(x, DType::f32, "fill_normal", "x");
+  operand_check::fill_normal(rules_, x);
   float* p = x.data<float>();
   for (std::int64_t i = 0, n = x.numel(); i < n; ++i)
     p[i] = normal_value(key, first_index + static_cast<std::uint64_t>(i), stddev);
 }
 
-void CpuBackend::cast(const Tensor& src, Tensor& dst) { host_cast(src, dst); }
+void CpuBackend::cast(const Tensor& src, Tensor& dst) {
+  operand_check::cast(rules_, src, dst);
+  host_cast(src, dst);
+}
 
 }  // namespace pfc

@@ -1,5 +1,5 @@
-// Launchers for the AdamW updates (adamw_kernels.cu), torch.optim.AdamW on master weights and
-// moments of one type (f32, or f64); gradients of that type, or f16 beside f32 masters.
+// Launchers for the AdamW updates (adamw_kernels.cu), torch.optim.AdamW on f32 master weights
+// and moments; gradients f16 or f32.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,13 +19,13 @@ struct AdamWConstants {
 };
 
 // w *= decay; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
-// w -= step_size * m / (sqrt(v) / bias2_sqrt + eps), over n elements of w, m and v (`dtype`).
-void launch_adamw_update(void* w, const void* g, DType g_dtype, void* m, void* v, DType dtype,
+// w -= step_size * m / (sqrt(v) / bias2_sqrt + eps), over n elements.
+void launch_adamw_update(float* w, const void* g, DType g_dtype, float* m, float* v,
                          std::int64_t n, const AdamWConstants& c, cudaStream_t stream);
 
 // The same on rows index[i] of w, m and v [table_rows, cols] with gradient row i of g
 // [count, cols]. An index outside the table records `code` in *error_flag.
-void launch_adamw_update_rows(void* w, void* m, void* v, DType dtype, std::int64_t table_rows,
+void launch_adamw_update_rows(float* w, float* m, float* v, std::int64_t table_rows,
                               std::int64_t cols, const std::int64_t* index, const void* g,
                               DType g_dtype, std::int64_t count, const AdamWConstants& c,
                               int* error_flag, int code, cudaStream_t stream);

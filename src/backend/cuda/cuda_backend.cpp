@@ -11,6 +11,7 @@
 #include "backend/cuda/elementwise_kernels.h"
 #include "backend/cuda/library_versions.h"
 #include "backend/cuda/workspace_policy.h"
+#include "backend/operand_checks.h"
 #include "core/error.h"
 
 namespace pfc {
@@ -36,27 +37,6 @@ const char* device_error_message(int code) {
   }
 }
 
-void require_device(const Tensor& t, const char* op, const char* operand) {
-  PFC_CHECK(t.defined(), "{}: {} is undefined", op, operand);
-  PFC_CHECK(t.device() == DeviceKind::cuda,
-            "{}: {} {} is a host tensor; the CUDA backend needs "
-            "device tensors",
-            op, operand, t.describe());
-}
-
-void require_float(const Tensor& t, const char* op, const char* operand) {
-  require_device(t, op, operand);
-  PFC_CHECK(t.dtype() == DType::f16 || t.dtype() == DType::f32, "{}: {} is {}, expected f16 or f32",
-            op, operand, dtype_name(t.dtype()));
-}
-
-std::int64_t rows_of(const Tensor& x, std::int64_t channels, const char* op, const char* operand) {
-  PFC_CHECK(x.rank() >= 1 && x.shape().back() == channels,
-            "{}: {} has shape {}, expected [..., {}] (channels last)", op, operand,
-            shape_string(x.shape()), channels);
-  return channels == 0 ? 0 : x.numel() / channels;
-}
-
 int cuda_visible_device_count() {
   int count = 0;
   // No driver or no device both mean "no GPU here": answer 0 and clear the error.
@@ -65,6 +45,11 @@ int cuda_visible_device_count() {
     return 0;
   }
   return count;
+}
+
+std::size_t cuda_default_arena_bytes(int device_ordinal) {
+  PFC_CHECK_CUDA(cudaSetDevice(device_ordinal));
+  return DeviceArena::default_reservation_bytes();
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int device_ordinal) {
@@ -149,10 +134,7 @@ void CudaBackend::wait_and_check() {
 void CudaBackend::synchronize() { wait_and_check(); }
 
 void CudaBackend::copy(const Tensor& src, Tensor& dst) {
-  PFC_CHECK(src.defined() && dst.defined(), "copy: undefined operand");
-  check_dtype(dst, src.dtype(), "copy", "dst");
-  PFC_CHECK(src.numel() == dst.numel(), "copy: src {} and dst {} differ in element count",
-            src.describe(), dst.describe());
+  operand_check::copy(r_->rules, src, dst);
   const std::size_t bytes = src.bytes();
   if (bytes == 0) return;
   if (src.device() == DeviceKind::cpu && dst.device() == DeviceKind::cpu) {
@@ -167,22 +149,18 @@ void CudaBackend::copy(const Tensor& src, Tensor& dst) {
 }
 
 void CudaBackend::fill(Tensor& x, double value) {
-  require_device(x, "fill", "x");
+  operand_check::fill(r_->rules, x);
   cuda::launch_fill(x.raw(), x.dtype(), x.numel(), value, r_->stream);
 }
 
 void CudaBackend::fill_normal(Tensor& x, std::uint64_t key, std::uint64_t first_index,
                               double stddev) {
-  require_device(x, "fill_normal", "x");
-  check_dtype(x, DType::f32, "fill_normal", "x");
+  operand_check::fill_normal(r_->rules, x);
   cuda::launch_fill_normal(x.data<float>(), x.numel(), key, first_index, stddev, r_->stream);
 }
 
 void CudaBackend::cast(const Tensor& src, Tensor& dst) {
-  require_device(src, "cast", "src");
-  require_device(dst, "cast", "dst");
-  PFC_CHECK(src.numel() == dst.numel(), "cast: src {} and dst {} differ in element count",
-            src.describe(), dst.describe());
+  operand_check::cast(r_->rules, src, dst);
   cuda::launch_cast(src.raw(), src.dtype(), dst.raw(), dst.dtype(), src.numel(), r_->stream);
 }
 

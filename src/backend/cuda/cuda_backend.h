@@ -22,6 +22,8 @@ namespace pfc {
 class DeviceArena;
 
 int cuda_visible_device_count();
+// DeviceArena::default_reservation_bytes() on that GPU (made current).
+std::size_t cuda_default_arena_bytes(int device_ordinal);
 std::unique_ptr<Backend> make_cuda_backend(int device_ordinal);
 
 class CudaBackend final : public Backend {
@@ -37,6 +39,9 @@ class CudaBackend final : public Backend {
   std::string name() const override;
   Allocator& allocator() override;
   void synchronize() override;
+  const AllocationPolicy& allocation_policy() const override {
+    return pfc::allocation_policy(BackendKind::cuda);
+  }
 
   int device_ordinal() const;
   cudaStream_t stream() const;

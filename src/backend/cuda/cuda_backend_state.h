@@ -1,5 +1,5 @@
-// What a CudaBackend owns (arena, stream, library handles, persistent device buffers), the
-// codes its kernels record for bad indices, and the operand checks its primitives share.
+// What a CudaBackend owns (arena, stream, library handles, persistent device buffers, the
+// rules its operands are checked by) and the codes its kernels record for bad indices.
 // Private to cuda_backend.cpp and cuda_backend_ops.cpp.
 #pragma once
 
@@ -12,6 +12,7 @@
 #include "backend/cuda/cudnn_convolution.h"
 #include "backend/cuda/device_arena.h"
 #include "backend/cuda/pinned_host_allocator.h"
+#include "backend/operand_rules.h"
 
 namespace pfc {
 
@@ -32,6 +33,7 @@ const char* device_error_message(int code);
 // Declaration order is destruction order reversed: buffers go back to the arena before the
 // handles and the stream go, and the arena goes last.
 struct CudaBackend::Resources {
+  OperandRules rules = operand_rules(BackendKind::cuda, DeviceKind::cuda);
   int ordinal = 0;
   std::string device_name;
   std::unique_ptr<DeviceArena> arena;
@@ -44,11 +46,5 @@ struct CudaBackend::Resources {
   Tensor error_flag;        // device i32 [1], 0 while no kernel has found a bad index
   Tensor host_results;      // pinned, 16 bytes: the flag and the scalar results read back
 };
-
-// Checks shared by the primitives; each names the primitive and the operand.
-void require_device(const Tensor& t, const char* op, const char* operand);
-void require_float(const Tensor& t, const char* op, const char* operand);  // f16 or f32
-// x viewed as [rows, channels]: its last dimension must be `channels`.
-std::int64_t rows_of(const Tensor& x, std::int64_t channels, const char* op, const char* operand);
 
 }  // namespace pfc

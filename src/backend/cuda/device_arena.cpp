@@ -13,8 +13,6 @@ namespace pfc {
 
 namespace {
 
-constexpr double kDefaultFreeFraction = 0.92;
-
 double gib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
 
 // A corrupt free cannot be reported by an exception: it comes from a destructor.
@@ -53,7 +51,7 @@ std::size_t DeviceArena::default_reservation_bytes() {
     return parse_byte_count(env, "PFC_CUDA_ARENA_BYTES");
   std::size_t free_bytes = 0, total_bytes = 0;
   PFC_CHECK_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return static_cast<std::size_t>(static_cast<double>(free_bytes) * kDefaultFreeFraction);
+  return static_cast<std::size_t>(static_cast<double>(free_bytes) * kCudaArenaFreeFraction);
 }
 
 DeviceArena::DeviceArena(std::size_t bytes) : capacity_(bytes / kAlignment * kAlignment) {

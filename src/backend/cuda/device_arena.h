@@ -17,13 +17,14 @@
 #include <unordered_map>
 #include <utility>
 
+#include "backend/allocation_policy.h"
 #include "core/allocator.h"
 
 namespace pfc {
 
 class DeviceArena final : public Allocator {
  public:
-  static constexpr std::size_t kAlignment = 256;
+  static constexpr std::size_t kAlignment = kCudaArenaAlignment;
 
   // Reserves `bytes` on the current device (rounded down to the alignment).
   explicit DeviceArena(std::size_t bytes);
@@ -40,7 +41,8 @@ class DeviceArena final : public Allocator {
   std::size_t largest_free_block() const;
 
   // The reservation a backend makes: env PFC_CUDA_ARENA_BYTES (a byte count, optionally
-  // with a K, M or G suffix for powers of 1024), else 92% of the device's free memory.
+  // with a K, M or G suffix for powers of 1024), else kCudaArenaFreeFraction (92%) of the
+  // device's free memory.
   static std::size_t default_reservation_bytes();
 
   static std::size_t aligned_size(std::size_t bytes) {

@@ -25,9 +25,10 @@ __global__ void filter_kernel(T* cos, std::int64_t classes, const std::int64_t* 
   for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        j < classes; j += stride) {
     const std::int64_t i = b * classes + j;
-    const bool filtered = j != target && static_cast<double>(cos[i]) > threshold;
+    // Compared in f64, as the CPU does, so that the two agree at the threshold itself.
+    const bool filtered = j != target && static_cast<double>(to_float(cos[i])) > threshold;
     keep[i] = filtered ? 0 : 1;
-    if (filtered) cos[i] = T(0);
+    if (filtered) cos[i] = from_float<T>(0.0f);
   }
 }
 
@@ -36,15 +37,7 @@ __global__ void filter_backward_kernel(T* grad, std::int64_t n, const std::uint8
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride)
-    if (keep[i] == 0) grad[i] = T(0);
-}
-
-// Calls f(T{}) for f32 or f64 (the cosines come out of the f32-accumulating GEMM).
-template <class F>
-void dispatch_wide(DType dtype, const char* op, F&& f) {
-  if (dtype == DType::f32) return f(float{});
-  if (dtype == DType::f64) return f(double{});
-  throw_unsupported_dtype(op, dtype);
+    if (keep[i] == 0) grad[i] = from_float<T>(0.0f);
 }
 
 }  // namespace
@@ -53,7 +46,7 @@ void launch_interclass_filter(void* cos, DType dtype, std::int64_t batch, std::i
                               const std::int64_t* label, double threshold, std::uint8_t* keep,
                               int* error_flag, int code, cudaStream_t stream) {
   if (batch == 0 || classes == 0) return;
-  dispatch_wide(dtype, "interclass_filter", [&](auto tag) {
+  dispatch_float(dtype, "interclass_filter", [&](auto tag) {
     using T = decltype(tag);
     // The blocks that fill the device a few times over, shared out among the rows (the
     // grid's y), never more per row than its columns need.
@@ -70,7 +63,7 @@ void launch_interclass_filter(void* cos, DType dtype, std::int64_t batch, std::i
 void launch_interclass_filter_backward(void* grad, DType dtype, std::int64_t n,
                                        const std::uint8_t* keep, cudaStream_t stream) {
   if (n == 0) return;
-  dispatch_wide(dtype, "interclass_filter_backward", [&](auto tag) {
+  dispatch_float(dtype, "interclass_filter_backward", [&](auto tag) {
     using T = decltype(tag);
     filter_backward_kernel<T><<<grid_size(n, kBlock), kBlock, 0, stream>>>(static_cast<T*>(grad),
                                                                            n, keep);

@@ -1,5 +1,5 @@
 // Launchers for arcface_torch's inter-class filtering (interclass_filter_kernels.cu) on the
-// cosines [batch, classes] of this rank's shard (f32 or f64), with a u8 keep mask beside them.
+// cosines [batch, classes] of this rank's shard (f16 or f32), with a u8 keep mask beside them.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,7 +17,7 @@ void launch_interclass_filter(void* cos, DType dtype, std::int64_t batch, std::i
                               const std::int64_t* label, double threshold, std::uint8_t* keep,
                               int* error_flag, int code, cudaStream_t stream);
 
-// grad *= keep over n elements (grad f32 or f64).
+// grad *= keep over n elements (grad f16 or f32).
 void launch_interclass_filter_backward(void* grad, DType dtype, std::int64_t n,
                                        const std::uint8_t* keep, cudaStream_t stream);
 

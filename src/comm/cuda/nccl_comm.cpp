@@ -5,6 +5,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_handles.h"
+#include "comm/mpi_host_gather.h"
 #include "core/error.h"
 
 namespace pfc {
@@ -174,6 +175,10 @@ class NcclComm final : public Comm {
     PFC_CHECK_CUDA(cudaStreamSynchronize(stream_));
     check_async("barrier");
     check_mpi(MPI_Barrier(mpi_), "Barrier", rank_);
+  }
+
+  Tensor all_gather_host(const Tensor& mine) override {
+    return mpi_all_gather_host(mpi_, world_, mine);
   }
 
   double all_reduce_scalar(double value, ReduceOp op) override {

@@ -1,0 +1,75 @@
+#include "app/memory_preflight.h"
+
+#include <fmt/format.h>
+
+#include "app/rank_place.h"
+#include "backend/meta/meta_backend.h"
+#include "core/error.h"
+#include "pfc/pfc_method.h"
+#include "pfc/shard_layout.h"
+#include "plan/host_memory.h"
+#include "plan/plan_text.h"
+#include "plan/run_plan.h"
+
+namespace pfc {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+struct Available {
+  std::int64_t bytes = 0;
+  std::string what;
+};
+
+Available available_to_one_rank(const Config& cfg, BackendKind kind) {
+  const bool emulated = cfg.emulate_world_size > 0;
+  if (kind == BackendKind::cuda)
+    return {cuda_arena_reservation_bytes(emulated ? 0 : rank_device_ordinal(kind)),
+            "the arena its GPU can reserve: PFC_CUDA_ARENA_BYTES, or 92% of the free memory"};
+  const HostMemory host = host_memory_available();
+  const int sharing = emulated ? 1 : ranks_on_this_node();
+  return {host.available_bytes / sharing,
+          fmt::format("{} of this host, shared by {} rank(s)", host.source, sharing)};
+}
+
+// The largest shard's class centres and their momentum, f32: the least a rank needs. A plan
+// runs the class sampler on the host for real, so a classifier this far out of reach is refused
+// before it is planned.
+double classifier_floor_bytes(const Config& cfg, int world_size) {
+  const bool dp = parse_pfc_method(cfg.method) == PfcMethod::dp;
+  const std::int64_t rows =
+      dp ? cfg.num_classes : ShardLayout::make(cfg.num_classes, world_size, 0, 1.0).max_local();
+  return 2.0 * 4.0 * static_cast<double>(rows) * static_cast<double>(cfg.embedding_size);
+}
+
+[[noreturn]] void refuse(const Config& cfg, const std::string& need, const Available& available) {
+  const char* method_hint = cfg.method == "pfc" ? " or a lower sample_rate" : " or method \"pfc\"";
+  throw UsageError(fmt::format(
+      "this run does not fit: it {} ({}); lower num_classes or batch_size, use more ranks{}, or "
+      "set memory_check = false to try anyway",
+      need, available.what, method_hint));
+}
+
+}  // namespace
+
+void check_run_fits(const Config& cfg) {
+  const BackendKind kind = parse_backend_kind(cfg.device, "device");
+  const Available available = available_to_one_rank(cfg, kind);
+  Config planned = cfg;
+  planned.device = "meta";
+  planned.plan_for = std::string(backend_kind_name(kind));
+  RankPlace place = make_run_place(planned);
+  const double floor = classifier_floor_bytes(cfg, place.comm->world_size());
+  if (floor > static_cast<double>(available.bytes))
+    refuse(cfg,
+           fmt::format("needs at least {:.2f} GiB per rank for its class centres and their "
+                       "momentum alone, {:.2f} available",
+                       floor / kGiB, static_cast<double>(available.bytes) / kGiB),
+           available);
+  auto& meta = dynamic_cast<MetaBackend&>(*place.backend);
+  const Plan plan = make_plan(planned, *place.comm, meta, {1, nullptr, available.bytes});
+  if (!plan.fits()) refuse(cfg, plan_shortfall(plan), available);
+}
+
+}  // namespace pfc

@@ -1,0 +1,472 @@
+#include "backend/operand_checks.h"
+
+#include <limits>
+
+#include "core/error.h"
+
+namespace pfc::operand_check {
+
+namespace {
+
+void defined(const Tensor& t, const char* op, const char* name) {
+  PFC_CHECK(t.defined(), "{}: {} is an undefined tensor", op, name);
+}
+
+// On the backend's device.
+void placed(const OperandRules& r, const Tensor& t, const char* op, const char* name) {
+  defined(t, op, name);
+  PFC_CHECK(t.device() == r.device, "{}: {} {} is a {} tensor; the {} backend takes {} tensors",
+            op, name, t.describe(), device_kind_place(t.device()), r.backend,
+            device_kind_place(r.device));
+}
+
+// On the backend's device or the host (the two ends of a copy).
+void placed_or_host(const OperandRules& r, const Tensor& t, const char* op, const char* name) {
+  defined(t, op, name);
+  PFC_CHECK(t.device() == r.device || t.device() == DeviceKind::cpu,
+            "{}: {} {} is a {} tensor; the {} backend copies between {} and host tensors", op,
+            name, t.describe(), device_kind_place(t.device()), r.backend,
+            device_kind_place(r.device));
+}
+
+// On the device, in one of the types the backend computes in.
+void computable(const OperandRules& r, const Tensor& t, const char* op, const char* name) {
+  placed(r, t, op, name);
+  PFC_CHECK(r.computes_in(t.dtype()), "{}: {} is {}, the {} backend computes in {}", op, name,
+            dtype_name(t.dtype()), r.backend, r.floats_text());
+}
+
+void rank_is(const Tensor& t, std::size_t rank, const char* op, const char* name) {
+  PFC_CHECK(t.rank() == rank, "{}: {} has shape {}, expected rank {}", op, name,
+            shape_string(t.shape()), rank);
+}
+
+void matrix(const OperandRules& r, const Tensor& t, const char* op, const char* name) {
+  computable(r, t, op, name);
+  rank_is(t, 2, op, name);
+}
+
+// x [rows, channels], or an NHWC map read as such: channels last.
+ChannelRows channel_rows(const OperandRules& r, const Tensor& x, const char* op) {
+  computable(r, x, op, "x");
+  PFC_CHECK(x.rank() >= 2, "{}: x has shape {}, expected [rows, channels] or [..., channels]",
+            op, shape_string(x.shape()));
+  const std::int64_t channels = x.shape().back();
+  return {channels == 0 ? 0 : x.numel() / channels, channels};
+}
+
+// Same place, shape and type as ref.
+void like(const OperandRules& r, const Tensor& t, const Tensor& ref, const char* op,
+          const char* name) {
+  placed(r, t, op, name);
+  check_shape(t, ref.shape(), op, name);
+  check_dtype(t, ref.dtype(), op, name);
+}
+
+// A second float operand read or written beside `ref`: any computed type where the backend
+// converts per element, else ref's type.
+void companion(const OperandRules& r, const Tensor& t, const Tensor& ref, const char* op,
+               const char* name) {
+  if (r.mixed_floats) {
+    computable(r, t, op, name);
+  } else {
+    placed(r, t, op, name);
+    check_dtype(t, ref.dtype(), op, name);
+  }
+}
+
+// The type of per-row and per-channel values beside activations of type `act`.
+DType statistic_type(const OperandRules& r, DType act) {
+  return r.f32_statistics ? DType::f32 : act;
+}
+
+void vector_of(const OperandRules& r, const Tensor& t, std::int64_t n, DType dtype,
+               const char* op, const char* name) {
+  placed(r, t, op, name);
+  check_shape(t, {n}, op, name);
+  check_dtype(t, dtype, op, name);
+}
+
+// Per-channel parameters beside activations of type `act`: f32, or act where the backend
+// keeps statistics in the activations' type.
+DType parameter_type(const OperandRules& r, const Tensor& p, DType act, const char* op,
+                     const char* name) {
+  placed(r, p, op, name);
+  const DType allowed = statistic_type(r, act);
+  PFC_CHECK(p.dtype() == DType::f32 || p.dtype() == allowed, "{}: {} is {}, expected f32{}", op,
+            name, dtype_name(p.dtype()),
+            allowed == DType::f32 ? "" : fmt::format(" or {}", dtype_name(allowed)));
+  return p.dtype();
+}
+
+void index_vector(const OperandRules& r, const Tensor& index, std::int64_t n, const char* op) {
+  vector_of(r, index, n, DType::i64, op, "index");
+}
+
+void margin_rows(const OperandRules& r, std::int64_t rows, const char* op) {
+  PFC_CHECK(rows <= r.max_margin_rows,
+            "{}: {} rows (the global batch) exceed the {} one call of the {} backend takes", op,
+            rows, r.max_margin_rows, r.backend);
+}
+
+void conv_geometry(const Conv2dGeometry& g, const char* op) {
+  PFC_CHECK(g.batch >= 0 && g.in_h > 0 && g.in_w > 0 && g.in_channels > 0 && g.out_channels > 0,
+            "{}: bad geometry batch {} input {}x{}x{} out_channels {}", op, g.batch, g.in_h, g.in_w,
+            g.in_channels, g.out_channels);
+  PFC_CHECK(g.kernel > 0 && g.stride > 0 && g.pad >= 0,
+            "{}: bad geometry kernel {} stride {} pad {}", op, g.kernel, g.stride, g.pad);
+  PFC_CHECK(g.out_h() > 0 && g.out_w() > 0,
+            "{}: kernel {} with pad {} does not fit the {}x{} input", op, g.kernel, g.pad, g.in_h,
+            g.in_w);
+}
+
+// The three operands of a convolution: the activation read, the filter, the output written;
+// all of one computed type.
+void conv_operands(const OperandRules& r, const Conv2dGeometry& g, const char* op,
+                   const Tensor& a, const char* a_name, const Shape& a_shape, const Tensor& w,
+                   const char* w_name, const Shape& w_shape, const Tensor& out,
+                   const char* out_name, const Shape& out_shape) {
+  conv_geometry(g, op);
+  computable(r, a, op, a_name);
+  placed(r, w, op, w_name);
+  placed(r, out, op, out_name);
+  check_shape(a, a_shape, op, a_name);
+  check_shape(w, w_shape, op, w_name);
+  check_shape(out, out_shape, op, out_name);
+  check_dtype(w, a.dtype(), op, w_name);
+  check_dtype(out, a.dtype(), op, out_name);
+}
+
+// Row operands of gather/scatter: same rank (at least 1), type and row shape as the table.
+void rows_like_table(const OperandRules& r, const Tensor& rows_of, const Tensor& table,
+                     const char* op, const char* rows_name, const char* table_name) {
+  placed(r, rows_of, op, rows_name);
+  placed(r, table, op, table_name);
+  PFC_CHECK(rows_of.rank() >= 1 && table.rank() == rows_of.rank(),
+            "{}: {} {} and {} {} must have the same rank, at least 1", op, rows_name,
+            rows_of.describe(), table_name, table.describe());
+  check_dtype(rows_of, table.dtype(), op, rows_name);
+  Shape expected = table.shape();
+  expected[0] = rows_of.dim(0);
+  check_shape(rows_of, expected, op, rows_name);
+}
+
+// cblas and cuBLAS take every dimension and leading dimension as an int.
+void gemm_int(std::int64_t v, const char* what) {
+  PFC_CHECK(v <= std::numeric_limits<int>::max(), "gemm: {} = {} exceeds the BLAS's int", what,
+            v);
+}
+
+// The u8 mask of inter-class filtering, beside the matrix it marks.
+void keep_mask(const OperandRules& r, const Tensor& keep, const Tensor& matrix, const char* op) {
+  placed(r, keep, op, "keep");
+  check_shape(keep, matrix.shape(), op, "keep");
+  check_dtype(keep, DType::u8, op, "keep");
+}
+
+// Master weights (and their optimiser moments) of an SGD or AdamW step.
+void master(const OperandRules& r, const Tensor& w, const char* op) {
+  if (r.f32_statistics) {
+    placed(r, w, op, "w");
+    check_dtype(w, DType::f32, op, "w");
+  } else {
+    computable(r, w, op, "w");
+  }
+}
+
+// An optimiser step on all of w: its first moment m like it, the gradient g of its shape.
+void dense_step(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m,
+                const char* op) {
+  master(r, w, op);
+  like(r, m, w, op, "m");
+  companion(r, g, w, op, "g");
+  check_shape(g, w.shape(), op, "g");
+}
+
+// An optimiser step on rows index[i] of w [rows, cols] (and of m like it), row i of g
+// [count, cols] each.
+void row_step(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& index,
+              const Tensor& g, const char* op) {
+  master(r, w, op);
+  rank_is(w, 2, op, "w");
+  like(r, m, w, op, "m");
+  companion(r, g, w, op, "g");
+  rank_is(g, 2, op, "g");
+  check_shape(g, {g.dim(0), w.dim(1)}, op, "g");
+  index_vector(r, index, g.dim(0), op);
+}
+
+}  // namespace
+
+void copy(const OperandRules& r, const Tensor& src, const Tensor& dst) {
+  placed_or_host(r, src, "copy", "src");
+  placed_or_host(r, dst, "copy", "dst");
+  check_dtype(dst, src.dtype(), "copy", "dst");
+  PFC_CHECK(src.numel() == dst.numel(), "copy: src {} and dst {} differ in element count",
+            src.describe(), dst.describe());
+}
+
+void fill(const OperandRules& r, const Tensor& x) { placed(r, x, "fill", "x"); }
+
+void fill_normal(const OperandRules& r, const Tensor& x) {
+  placed(r, x, "fill_normal", "x");
+  check_dtype(x, DType::f32, "fill_normal", "x");
+}
+
+void cast(const OperandRules& r, const Tensor& src, const Tensor& dst) {
+  for (const auto& [t, name] :
+       {std::pair<const Tensor*, const char*>{&src, "src"}, {&dst, "dst"}}) {
+    placed(r, *t, "cast", name);
+    const DType d = t->dtype();
+    PFC_CHECK(d == DType::f16 || d == DType::f32 || d == DType::f64,
+              "cast: {} is {}, expected f16, f32 or f64", name, dtype_name(d));
+  }
+  PFC_CHECK(src.numel() == dst.numel(), "cast: src {} and dst {} differ in element count",
+            src.describe(), dst.describe());
+}
+
+void conv2d_forward(const OperandRules& r, const Conv2dGeometry& g, const Tensor& x,
+                    const Tensor& w, const Tensor& y) {
+  conv_operands(r, g, "conv2d_forward", x, "x", g.input_shape(), w, "w", g.filter_shape(), y,
+                "y", g.output_shape());
+}
+
+void conv2d_backward_data(const OperandRules& r, const Conv2dGeometry& g, const Tensor& dy,
+                          const Tensor& w, const Tensor& dx) {
+  conv_operands(r, g, "conv2d_backward_data", dy, "dy", g.output_shape(), w, "w",
+                g.filter_shape(), dx, "dx", g.input_shape());
+}
+
+void conv2d_backward_filter(const OperandRules& r, const Conv2dGeometry& g, const Tensor& x,
+                            const Tensor& dy, const Tensor& dw) {
+  conv_operands(r, g, "conv2d_backward_filter", x, "x", g.input_shape(), dy, "dy",
+                g.output_shape(), dw, "dw", g.filter_shape());
+}
+
+ChannelRows batchnorm_forward_train(const OperandRules& r, const Tensor& x, const Tensor& gamma,
+                                    const Tensor& beta, const Tensor& running_mean,
+                                    const Tensor& running_var, const Tensor& y,
+                                    const Tensor& saved_mean, const Tensor& saved_invstd) {
+  const char* op = "batchnorm_forward_train";
+  const ChannelRows d = channel_rows(r, x, op);
+  const auto [rows, channels] = d;
+  PFC_CHECK(rows > 1, "{}: x {} has {} rows; the unbiased variance needs at least 2", op,
+            x.describe(), rows);
+  const DType p = parameter_type(r, gamma, x.dtype(), op, "gamma");
+  const std::pair<const Tensor*, const char*> params[] = {
+      {&gamma, "gamma"},           {&beta, "beta"},
+      {&running_mean, "running_mean"}, {&running_var, "running_var"},
+      {&saved_mean, "saved_mean"}, {&saved_invstd, "saved_invstd"}};
+  for (const auto& [t, name] : params) vector_of(r, *t, channels, p, op, name);
+  like(r, y, x, op, "y");
+  return d;
+}
+
+ChannelRows batchnorm_backward(const OperandRules& r, const Tensor& dy, const Tensor& x,
+                               const Tensor& gamma, const Tensor& saved_mean,
+                               const Tensor& saved_invstd, const Tensor& dx, const Tensor& dgamma,
+                               const Tensor& dbeta) {
+  const char* op = "batchnorm_backward";
+  const ChannelRows d = channel_rows(r, x, op);
+  PFC_CHECK(d.rows > 0, "{}: x {} has no rows", op, x.describe());
+  like(r, dy, x, op, "dy");
+  like(r, dx, x, op, "dx");
+  const DType p = parameter_type(r, gamma, x.dtype(), op, "gamma");
+  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
+                                                          {&saved_mean, "saved_mean"},
+                                                          {&saved_invstd, "saved_invstd"},
+                                                          {&dgamma, "dgamma"},
+                                                          {&dbeta, "dbeta"}};
+  for (const auto& [t, name] : params) vector_of(r, *t, d.channels, p, op, name);
+  return d;
+}
+
+ChannelRows prelu_forward(const OperandRules& r, const Tensor& x, const Tensor& slope,
+                          const Tensor& y) {
+  const char* op = "prelu_forward";
+  const ChannelRows d = channel_rows(r, x, op);
+  vector_of(r, slope, d.channels, parameter_type(r, slope, x.dtype(), op, "slope"), op, "slope");
+  like(r, y, x, op, "y");
+  return d;
+}
+
+ChannelRows prelu_backward(const OperandRules& r, const Tensor& dy, const Tensor& x,
+                           const Tensor& slope, const Tensor& dx, const Tensor& dslope) {
+  const char* op = "prelu_backward";
+  const ChannelRows d = channel_rows(r, x, op);
+  like(r, dy, x, op, "dy");
+  like(r, dx, x, op, "dx");
+  const DType p = parameter_type(r, slope, x.dtype(), op, "slope");
+  vector_of(r, slope, d.channels, p, op, "slope");
+  vector_of(r, dslope, d.channels, p, op, "dslope");
+  return d;
+}
+
+void add(const OperandRules& r, const Tensor& a, const Tensor& b, const Tensor& y) {
+  computable(r, a, "add", "a");
+  like(r, b, a, "add", "b");
+  like(r, y, a, "add", "y");
+}
+
+void axpy(const OperandRules& r, const Tensor& x, const Tensor& y) {
+  computable(r, x, "axpy", "x");
+  companion(r, y, x, "axpy", "y");
+  check_shape(y, x.shape(), "axpy", "y");
+}
+
+void scale(const OperandRules& r, const Tensor& x) { computable(r, x, "scale", "x"); }
+
+void sum_of_squares(const OperandRules& r, const Tensor& x) {
+  computable(r, x, "sum_of_squares", "x");
+}
+
+void all_finite(const OperandRules& r, const Tensor& x) { computable(r, x, "all_finite", "x"); }
+
+GemmDims gemm(const OperandRules& r, bool transpose_a, bool transpose_b, const Tensor& a,
+              const Tensor& b, const Tensor& c) {
+  const char* op = "gemm";
+  placed(r, a, op, "a");
+  placed(r, b, op, "b");
+  placed(r, c, op, "c");
+  rank_is(a, 2, op, "a");
+  rank_is(b, 2, op, "b");
+  check_dtype(b, a.dtype(), op, "b");
+  if (a.dtype() == DType::f16) {
+    // The tensor-core contract: f16 products accumulated in f32, written as f32 (or f16).
+    if (!(r.f16_gemm_output && c.dtype() == DType::f16))
+      check_dtype(c, DType::f32, op, "c (with f16 a and b)");
+  } else {
+    computable(r, a, op, "a");
+    check_dtype(c, a.dtype(), op, "c");
+  }
+  GemmDims d;
+  d.m = transpose_a ? a.dim(1) : a.dim(0);
+  d.k = transpose_a ? a.dim(0) : a.dim(1);
+  const std::int64_t kb = transpose_b ? b.dim(1) : b.dim(0);
+  d.n = transpose_b ? b.dim(0) : b.dim(1);
+  PFC_CHECK(d.k == kb,
+            "gemm: inner dimensions differ: op(a) of {} is [{}, {}], op(b) of {} is [{}, {}]",
+            a.describe(), d.m, d.k, b.describe(), kb, d.n);
+  check_shape(c, {d.m, d.n}, op, "c");
+  for (const auto& [v, what] : {std::pair<std::int64_t, const char*>{d.m, "m"}, {d.n, "n"},
+                                {d.k, "k"}, {a.dim(1), "lda"}, {b.dim(1), "ldb"}})
+    gemm_int(v, what);
+  return d;
+}
+
+ChannelRows add_row_vector(const OperandRules& r, const Tensor& x, const Tensor& bias) {
+  const ChannelRows d = channel_rows(r, x, "add_row_vector");
+  companion(r, bias, x, "add_row_vector", "bias");
+  check_shape(bias, {d.channels}, "add_row_vector", "bias");
+  return d;
+}
+
+ChannelRows sum_rows(const OperandRules& r, const Tensor& x, const Tensor& out) {
+  const ChannelRows d = channel_rows(r, x, "sum_rows");
+  companion(r, out, x, "sum_rows", "out");
+  check_shape(out, {d.channels}, "sum_rows", "out");
+  return d;
+}
+
+void l2_normalize_rows(const OperandRules& r, const Tensor& x, const Tensor& y,
+                       const Tensor& norms) {
+  const char* op = "l2_normalize_rows";
+  matrix(r, x, op, "x");
+  companion(r, y, x, op, "y");
+  check_shape(y, x.shape(), op, "y");
+  vector_of(r, norms, x.dim(0), statistic_type(r, x.dtype()), op, "norms");
+}
+
+void l2_normalize_rows_backward(const OperandRules& r, const Tensor& dy, const Tensor& y,
+                                const Tensor& norms, const Tensor& dx) {
+  const char* op = "l2_normalize_rows_backward";
+  matrix(r, y, op, "y");
+  for (const auto& [t, name] : {std::pair<const Tensor*, const char*>{&dy, "dy"}, {&dx, "dx"}}) {
+    companion(r, *t, y, op, name);
+    check_shape(*t, y.shape(), op, name);
+  }
+  vector_of(r, norms, y.dim(0), statistic_type(r, y.dtype()), op, "norms");
+}
+
+void gather_rows(const OperandRules& r, const Tensor& src, const Tensor& index,
+                 const Tensor& dst) {
+  rows_like_table(r, dst, src, "gather_rows", "dst", "src");
+  index_vector(r, index, dst.dim(0), "gather_rows");
+}
+
+void scatter_rows(const OperandRules& r, const Tensor& src, const Tensor& index,
+                  const Tensor& dst) {
+  rows_like_table(r, src, dst, "scatter_rows", "src", "dst");
+  index_vector(r, index, src.dim(0), "scatter_rows");
+}
+
+void margin_logits(const OperandRules& r, const Tensor& cos, const Tensor& local_label,
+                   const Tensor& row_max) {
+  const char* op = "margin_logits";
+  matrix(r, cos, op, "cos");
+  margin_rows(r, cos.dim(0), op);
+  vector_of(r, local_label, cos.dim(0), DType::i64, op, "local_label");
+  vector_of(r, row_max, cos.dim(0), statistic_type(r, cos.dtype()), op, "row_max");
+}
+
+void exp_and_row_sum(const OperandRules& r, const Tensor& logits, const Tensor& global_max,
+                     const Tensor& row_sum) {
+  const char* op = "exp_and_row_sum";
+  matrix(r, logits, op, "logits");
+  margin_rows(r, logits.dim(0), op);
+  const DType s = statistic_type(r, logits.dtype());
+  vector_of(r, global_max, logits.dim(0), s, op, "global_max");
+  vector_of(r, row_sum, logits.dim(0), s, op, "row_sum");
+}
+
+void softmax_grad(const OperandRules& r, const Tensor& exp_logits, const Tensor& global_sum,
+                  const Tensor& local_label, std::int64_t global_batch,
+                  const Tensor& target_prob) {
+  const char* op = "softmax_grad";
+  matrix(r, exp_logits, op, "exp_logits");
+  PFC_CHECK(global_batch > 0, "{}: global_batch is {}, expected > 0", op, global_batch);
+  const std::int64_t rows = exp_logits.dim(0);
+  margin_rows(r, rows, op);
+  const DType s = statistic_type(r, exp_logits.dtype());
+  vector_of(r, global_sum, rows, s, op, "global_sum");
+  vector_of(r, local_label, rows, DType::i64, op, "local_label");
+  vector_of(r, target_prob, rows, s, op, "target_prob");
+}
+
+void interclass_filter(const OperandRules& r, const Tensor& cos, const Tensor& local_label,
+                       const Tensor& keep) {
+  const char* op = "interclass_filter";
+  matrix(r, cos, op, "cos");
+  margin_rows(r, cos.dim(0), op);
+  vector_of(r, local_label, cos.dim(0), DType::i64, op, "local_label");
+  keep_mask(r, keep, cos, op);
+}
+
+void interclass_filter_backward(const OperandRules& r, const Tensor& grad, const Tensor& keep) {
+  const char* op = "interclass_filter_backward";
+  matrix(r, grad, op, "grad");
+  keep_mask(r, keep, grad, op);
+}
+
+void sgd_update(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m) {
+  dense_step(r, w, g, m, "sgd_update");
+}
+
+void sgd_update_rows(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& index,
+                     const Tensor& g) {
+  row_step(r, w, m, index, g, "sgd_update_rows");
+}
+
+void adamw_update(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m,
+                  const Tensor& v) {
+  dense_step(r, w, g, m, "adamw_update");
+  like(r, v, w, "adamw_update", "v");
+}
+
+void adamw_update_rows(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& v,
+                       const Tensor& index, const Tensor& g) {
+  row_step(r, w, m, index, g, "adamw_update_rows");
+  like(r, v, w, "adamw_update_rows", "v");
+}
+
+}  // namespace pfc::operand_check

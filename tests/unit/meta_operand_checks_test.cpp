@@ -1,0 +1,76 @@
+// The meta backend checks operands exactly as the backend it plans for: every call of
+// support/operand_check_cases.h is accepted by a meta backend planning the CPU backend exactly
+// when the CPU backend accepts it, with the same message but for the backend's name; and by one
+// planning cuda by the cuda rules (the GPU test holds them against the CUDA backend itself).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/meta/meta_backend.h"
+#include "support/operand_check_cases.h"
+
+namespace pfc {
+namespace {
+
+// The message without " (file:line: check ...)", the meta backend's name as the planned one's.
+std::string comparable(std::string message) {
+  const std::string meta = "meta (planning cpu)";
+  for (auto at = message.find(meta); at != std::string::npos; at = message.find(meta))
+    message.replace(at, meta.size(), "cpu");
+  if (const auto at = message.find(" ("); at != std::string::npos) message.resize(at);
+  return message;
+}
+
+TEST(MetaOperandChecks, AcceptAndRefuseAsTheCpuBackendDoes) {
+  for (const test::OperandCase& c : test::operand_check_cases()) {
+    CpuBackend cpu;
+    MetaBackend meta(BackendKind::cpu);
+    std::string cpu_message, meta_message;
+    const bool cpu_refuses = test::refuses(cpu, c, &cpu_message);
+    const bool meta_refuses = test::refuses(meta, c, &meta_message);
+    EXPECT_EQ(cpu_refuses, meta_refuses) << c.name << ": cpu '" << cpu_message << "', meta '"
+                                         << meta_message << "'";
+    if (cpu_refuses && meta_refuses)
+      EXPECT_EQ(comparable(cpu_message), comparable(meta_message)) << c.name;
+  }
+}
+
+TEST(MetaOperandChecks, PlanningCudaTakesTheCudaRules) {
+  // What the CUDA backend refuses of these (f64 compute, f64 parameters and masters, a cast
+  // from i32, a mask that is not u8, shapes that do not fit) and accepts (f16 compute, f16 GEMM
+  // output, mixed f16/f32 operands).
+  const std::set<std::string> refused = {
+      "copy of another length", "copy f32 -> f16", "cast i32 -> f32", "fill_normal f16",
+      "conv f64", "conv with an OIHW filter", "batchnorm f32 x, f64 parameters",
+      "batchnorm f64 x, f64 parameters", "batchnorm of one row", "prelu of a vector x",
+      "scale f64", "add of two shapes", "gemm with inner dimensions that differ",
+      "add_row_vector of a short bias", "l2 of f64 rows, f32 norms", "gather with an i32 index",
+      "gather into too many rows", "margin softmax of no global batch",
+      "sgd rows of the wrong width", "adamw f64 masters",
+      "adamw with a second moment of another shape", "adamw rows of the wrong width",
+      "inter-class filter with an f32 mask",
+      "inter-class filter backward of a mask of another shape"};
+  MetaBackend meta(BackendKind::cuda);
+  for (const test::OperandCase& c : test::operand_check_cases())
+    EXPECT_EQ(test::refuses(meta, c), refused.count(c.name) == 1) << c.name;
+}
+
+TEST(MetaOperandChecks, HostTensorsAreNotTheMetaBackendsOperands) {
+  MetaBackend meta(BackendKind::cpu);
+  Tensor host = Tensor::host({4}, DType::f32);
+  try {
+    meta.scale(host, 2.0);
+    FAIL() << "a host tensor was scaled by the meta backend";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scale: x f32[4] is a host tensor"), std::string::npos)
+        << e.what();
+  }
+  // Copies go between meta and host tensors both ways.
+  Tensor meta_tensor = meta.empty({4}, DType::f32, MemoryPurpose::weights);
+  EXPECT_NO_THROW(meta.copy(host, meta_tensor));
+  EXPECT_NO_THROW(meta.copy(meta_tensor, host));
+}
+
+}  // namespace
+}  // namespace pfc
