@@ -58,6 +58,10 @@ for method in "${methods[@]}"; do
     echo "bench_row: $method already done ($(cat "$out/done")); skipped"
     continue
   fi
+  # A method without `done` was stopped before it finished (or never ran): it starts over, so
+  # what the stopped attempt wrote goes first (pfc train refuses to start a new run in a
+  # folder that holds another one).
+  rm -rf "$out"
   mkdir -p "$out"
   run_step "$pfc_bin" train "$config" \
     --set method="$method" --set sample_rate="$rate" --set num_classes="$identities" \

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 
 #include "app/commands.h"
@@ -16,6 +17,7 @@
 #include "app/golden_training.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
+#include "config/config.h"
 
 namespace pfc {
 
@@ -41,7 +43,8 @@ int run_golden(const GoldenOptions& options) {
   const GoldenRule rule =
       golden_rule(options.precision, options.device == "cuda", options.tolerance);
   GoldenFile file(options.file);
-  RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"));
+  RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"),
+                                    Config().collective_timeout_s);
   Comm& comm = *place.comm;
   Backend& backend = *place.backend;
   const bool report = comm.rank() == 0;
@@ -107,8 +110,16 @@ CommandRunner add_golden_command(CLI::App& app) {
       ->check(CLI::IsMember({"fp32", "fp16", "fp64"}));
   cmd->add_option("--tolerance", options->tolerance,
                   "replaces the per-tensor bound of the precision's rule (the fp32 median "
-                  "rule still applies)")
-      ->check(CLI::PositiveNumber);
+                  "rule still applies); a positive number")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            // CLI11's own PositiveNumber lets NaN through (NaN <= 0 is false).
+            double value = 0;
+            if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value) || value <= 0)
+              return "must be a positive finite number, got " + text;
+            return {};
+          },
+          "POSITIVE"));
   return [options] { return run_golden(*options); };
 }
 

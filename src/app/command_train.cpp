@@ -13,6 +13,8 @@
 #include "config/load_config.h"
 #include "io/durable_file.h"
 #include "train/trainer.h"
+#include "train/output_guard.h"
+#include "train/run_start.h"
 #include "train/training_log.h"
 
 namespace pfc {
@@ -53,6 +55,10 @@ int run_train(const TrainOptions& options) {
   RankPlace place = make_run_place(cfg);
   Comm& comm = *place.comm;
   const bool leader = emulated || comm.rank() == 0;
+  // Decided before anything is written, the training log included: where the run starts, and
+  // whether its output folder may take it (every rank sees the same files and decides alike).
+  const RunStart start = decide_run_start(cfg);
+  check_output_folder(cfg.output, start.owns_output());
   if (leader) {
     open_training_log(cfg.output);
     for (const std::string& note : cfg.notes) spdlog::warn("{}", note);
@@ -67,7 +73,7 @@ int run_train(const TrainOptions& options) {
                    options.config, comm.world_size(), place.backend->name(), cfg.method,
                    cfg.num_classes, slurm_attempt());
   }
-  const TrainerRun run = train(cfg, comm, *place.backend, process_command_line());
+  const TrainerRun run = train(cfg, start, comm, *place.backend, process_command_line());
   if (leader && run.stopped_by_signal)
     spdlog::info("stopped by signal after step {}{}", run.steps_done,
                  cfg.checkpoint_every >= 0 ? "; checkpoint written" : "");

@@ -12,16 +12,17 @@
 
 namespace pfc {
 
-RankPlace make_rank_place(BackendKind kind, BackendKind plan_for) {
+RankPlace make_rank_place(BackendKind kind, double collective_timeout_s,
+                          BackendKind plan_for) {
   RankPlace place;
 #ifdef PFC_HAVE_CUDA
   if (kind == BackendKind::cuda) {
     place.backend = make_backend(kind, rank_device_ordinal(kind));
-    place.comm = make_nccl_comm(*place.backend, MPI_COMM_WORLD);
+    place.comm = make_nccl_comm(*place.backend, MPI_COMM_WORLD, collective_timeout_s);
     return place;
   }
 #endif
-  place.comm = make_mpi_comm();
+  place.comm = make_mpi_comm(collective_timeout_s);
   place.backend = make_backend(kind, place.comm->local_rank(), plan_for);
   return place;
 }
@@ -29,7 +30,8 @@ RankPlace make_rank_place(BackendKind kind, BackendKind plan_for) {
 RankPlace make_run_place(const Config& cfg) {
   const BackendKind kind = parse_backend_kind(cfg.device, "device");
   const BackendKind plan_for = parse_backend_kind(cfg.plan_for, "plan_for");
-  if (cfg.emulate_world_size == 0) return make_rank_place(kind, plan_for);
+  if (cfg.emulate_world_size == 0)
+    return make_rank_place(kind, cfg.collective_timeout_s, plan_for);
   int processes = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
   if (processes != 1)

@@ -18,11 +18,15 @@ struct RankPlace {
   std::unique_ptr<Comm> comm;
 };
 
-// Collective over MPI_COMM_WORLD. plan_for: what a meta backend plans.
-RankPlace make_rank_place(BackendKind kind, BackendKind plan_for = BackendKind::cuda);
+// Collective over MPI_COMM_WORLD. A collective that some rank has not joined after
+// collective_timeout_s (0: never) ends the run on every rank that waits (MpiComm; NcclComm's
+// host-side collectives). plan_for: what a meta backend plans.
+RankPlace make_rank_place(BackendKind kind, double collective_timeout_s,
+                          BackendKind plan_for = BackendKind::cuda);
 
-// The place a run of cfg has (cfg.device, cfg.plan_for): emulated (emulate_world_size > 0:
-// pfc::UsageError unless this is the only MPI process) or on the job's ranks.
+// The place a run of cfg has (cfg.device, cfg.plan_for, cfg.collective_timeout_s): emulated
+// (emulate_world_size > 0: pfc::UsageError unless this is the only MPI process) or on the
+// job's ranks.
 RankPlace make_run_place(const Config& cfg);
 
 // The GPU this process drives in a cuda run (its node-local rank's); 0 on the CPU.

@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "comm/mpi_check.h"
-#include "comm/mpi_host_gather.h"
 #include "core/error.h"
 
 namespace pfc {
@@ -59,7 +58,8 @@ void in_pieces(std::int64_t n, std::int64_t max_count, F&& f) {
 
 }  // namespace
 
-MpiComm::MpiComm(MPI_Comm base, std::int64_t max_count) : max_count_(max_count) {
+MpiComm::MpiComm(MPI_Comm base, std::int64_t max_count, double collective_timeout_s)
+    : max_count_(max_count) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   PFC_CHECK(initialized, "MpiComm needs MPI to be initialised (MPI_Init) first");
@@ -77,6 +77,7 @@ MpiComm::MpiComm(MPI_Comm base, std::int64_t max_count) : max_count_(max_count) 
     const int rc = MPI_Comm_rank(node, &local_rank_);
     MPI_Comm_free(&node);
     PFC_CHECK_MPI(rc);
+    watchdog_ = std::make_unique<CollectiveWatchdog>(comm_, collective_timeout_s);
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;
@@ -86,7 +87,9 @@ MpiComm::MpiComm(MPI_Comm base, std::int64_t max_count) : max_count_(max_count) 
 MpiComm::~MpiComm() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  const bool abandoned = watchdog_ && watchdog_->abandoned();
+  watchdog_.reset();
+  if (!finalized && !abandoned && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 void MpiComm::all_gather(const Tensor& send, Tensor& recv) {
@@ -115,8 +118,10 @@ void MpiComm::all_gather(const Tensor& send, Tensor& recv) {
             "MpiComm::all_gather: send overlaps recv other than as this rank's block");
   if (!carries_values(send, recv, op)) return;
   if (n <= max_count_) {
-    PFC_CHECK_MPI(MPI_Allgather(in_place ? MPI_IN_PLACE : send.raw(), static_cast<int>(n), type,
-                                out, static_cast<int>(n), type, comm_));
+    MPI_Request request;
+    PFC_CHECK_MPI(MPI_Iallgather(in_place ? MPI_IN_PLACE : send.raw(), static_cast<int>(n), type,
+                                 out, static_cast<int>(n), type, comm_, &request));
+    watchdog_->wait(request, op);
     return;
   }
   if (!in_place) std::memcpy(own, send.raw(), block);
@@ -124,8 +129,10 @@ void MpiComm::all_gather(const Tensor& send, Tensor& recv) {
   for (int root = 0; root < world_size_; ++root) {
     char* base = out + static_cast<std::size_t>(root) * block;
     in_pieces(n, max_count_, [&](std::int64_t offset, int count) {
-      PFC_CHECK_MPI(MPI_Bcast(base + static_cast<std::size_t>(offset) * esize, count, type, root,
-                              comm_));
+      MPI_Request request;
+      PFC_CHECK_MPI(MPI_Ibcast(base + static_cast<std::size_t>(offset) * esize, count, type,
+                               root, comm_, &request));
+      watchdog_->wait(request, op);
     });
   }
 }
@@ -137,8 +144,10 @@ void MpiComm::all_reduce(Tensor& x, ReduceOp op) {
   const std::size_t esize = dtype_size(x.dtype());
   char* p = static_cast<char*>(x.raw());
   in_pieces(x.numel(), max_count_, [&](std::int64_t offset, int count) {
-    PFC_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, p + static_cast<std::size_t>(offset) * esize, count,
-                                type, reduce_op(op), comm_));
+    MPI_Request request;
+    PFC_CHECK_MPI(MPI_Iallreduce(MPI_IN_PLACE, p + static_cast<std::size_t>(offset) * esize,
+                                 count, type, reduce_op(op), comm_, &request));
+    watchdog_->wait(request, "all_reduce");
   });
 }
 
@@ -156,8 +165,10 @@ void MpiComm::reduce_scatter(const Tensor& send, Tensor& recv, ReduceOp op) {
   const MPI_Datatype type = element_type(send.dtype(), name, true);
   if (n == 0 || !carries_values(send, recv, name)) return;
   if (n <= max_count_) {
-    PFC_CHECK_MPI(MPI_Reduce_scatter_block(send.raw(), recv.raw(), static_cast<int>(n), type,
-                                           reduce_op(op), comm_));
+    MPI_Request request;
+    PFC_CHECK_MPI(MPI_Ireduce_scatter_block(send.raw(), recv.raw(), static_cast<int>(n), type,
+                                            reduce_op(op), comm_, &request));
+    watchdog_->wait(request, name);
     return;
   }
   // Too large for one call: reduce each rank's block onto it, piece by piece.
@@ -168,8 +179,10 @@ void MpiComm::reduce_scatter(const Tensor& send, Tensor& recv, ReduceOp op) {
     const char* block = in + static_cast<std::size_t>(root) * recv.bytes();
     in_pieces(n, max_count_, [&](std::int64_t offset, int count) {
       const std::size_t at = static_cast<std::size_t>(offset) * esize;
-      PFC_CHECK_MPI(MPI_Reduce(block + at, root == rank_ ? out + at : nullptr, count, type,
-                               reduce_op(op), root, comm_));
+      MPI_Request request;
+      PFC_CHECK_MPI(MPI_Ireduce(block + at, root == rank_ ? out + at : nullptr, count, type,
+                                reduce_op(op), root, comm_, &request));
+      watchdog_->wait(request, name);
     });
   }
 }
@@ -183,23 +196,45 @@ void MpiComm::broadcast(Tensor& x, int root) {
   const std::size_t esize = dtype_size(x.dtype());
   char* p = static_cast<char*>(x.raw());
   in_pieces(x.numel(), max_count_, [&](std::int64_t offset, int count) {
-    PFC_CHECK_MPI(MPI_Bcast(p + static_cast<std::size_t>(offset) * esize, count, type, root,
-                            comm_));
+    MPI_Request request;
+    PFC_CHECK_MPI(MPI_Ibcast(p + static_cast<std::size_t>(offset) * esize, count, type, root,
+                             comm_, &request));
+    watchdog_->wait(request, "broadcast");
   });
 }
 
-void MpiComm::barrier() { PFC_CHECK_MPI(MPI_Barrier(comm_)); }
+void MpiComm::barrier() {
+  MPI_Request request;
+  PFC_CHECK_MPI(MPI_Ibarrier(comm_, &request));
+  watchdog_->wait(request, "barrier");
+}
 
 double MpiComm::all_reduce_scalar(double value, ReduceOp op) {
   double result = 0.0;
-  PFC_CHECK_MPI(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, reduce_op(op), comm_));
+  MPI_Request request;
+  PFC_CHECK_MPI(MPI_Iallreduce(&value, &result, 1, MPI_DOUBLE, reduce_op(op), comm_, &request));
+  watchdog_->wait(request, "all_reduce_scalar");
   return result;
 }
 
 Tensor MpiComm::all_gather_host(const Tensor& mine) {
-  return mpi_all_gather_host(comm_, world_size_, mine);
+  PFC_CHECK(mine.defined() && mine.device() == DeviceKind::cpu && mine.rank() >= 1,
+            "all_gather_host: {} must be a host tensor with rows", mine.describe());
+  PFC_CHECK(mine.bytes() <= static_cast<std::size_t>(INT_MAX),
+            "all_gather_host: {} is larger than one MPI call moves", mine.describe());
+  Shape gathered = mine.shape();
+  gathered[0] *= world_size_;
+  Tensor all = Tensor::host(gathered, mine.dtype(), MemoryPurpose::comm);
+  const int bytes = static_cast<int>(mine.bytes());
+  MPI_Request request;
+  PFC_CHECK_MPI(MPI_Iallgather(mine.raw(), bytes, MPI_BYTE, all.raw(), bytes, MPI_BYTE, comm_,
+                               &request));
+  watchdog_->wait(request, "all_gather_host");
+  return all;
 }
 
-std::unique_ptr<Comm> make_mpi_comm() { return std::make_unique<MpiComm>(MPI_COMM_WORLD); }
+std::unique_ptr<Comm> make_mpi_comm(double collective_timeout_s) {
+  return std::make_unique<MpiComm>(MPI_COMM_WORLD, INT_MAX, collective_timeout_s);
+}
 
 }  // namespace pfc

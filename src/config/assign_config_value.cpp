@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -119,6 +120,16 @@ struct Assigner {
   }
 };
 
+// Text that reads as a number but reached us as a string: TOML could not hold it (an integer
+// beyond 64 bits, a float beyond double), so `--set` passed it on as text.
+bool is_unrepresentable_number(const ConfigKey& key, const toml::node& value) {
+  const bool numeric = std::holds_alternative<std::int64_t Config::*>(key.field) ||
+                       std::holds_alternative<double Config::*>(key.field);
+  const auto* s = value.as_string();
+  static const std::regex number(R"([+-]?[0-9][0-9_]*(\.[0-9_]*)?([eE][+-]?[0-9]+)?)");
+  return numeric && s && std::regex_match(s->get(), number);
+}
+
 }  // namespace
 
 std::string describe_toml_value(const toml::node& value) {
@@ -127,9 +138,16 @@ std::string describe_toml_value(const toml::node& value) {
 
 void assign_config_value(Config& cfg, const ConfigKey& key, const toml::node& value,
                          std::string_view where) {
-  if (!std::visit(Assigner{cfg, value}, key.field))
-    throw UsageError(fmt::format("key '{}' in {} must be {}, got {}", key.name, where,
-                                 describe_type(key), describe_toml_value(value)));
+  if (std::visit(Assigner{cfg, value}, key.field)) return;
+  if (is_unrepresentable_number(key, value))
+    throw UsageError(fmt::format(
+        "key '{}' in {} must be {}, got {}, which is out of range ({})", key.name, where,
+        describe_type(key), value.as_string()->get(),
+        std::holds_alternative<double Config::*>(key.field)
+            ? "a number holds at most about 1.8e308"
+            : "an integer holds at most 9223372036854775807"));
+  throw UsageError(fmt::format("key '{}' in {} must be {}, got {}", key.name, where,
+                               describe_type(key), describe_toml_value(value)));
 }
 
 }  // namespace pfc

@@ -57,6 +57,8 @@ struct Config {
   ResumeMode resume = ResumeMode::off;
   std::string resume_from;  // a checkpoint folder (or a run's output folder) to start from
   std::int64_t data_workers = 4;
+  std::int64_t divergence_steps = 3;  // stop as diverged after this many non-finite losses
+  double collective_timeout_s = 1800.0;  // a collective waiting longer ends the run; 0: never
   std::int64_t emulate_world_size = 0;  // > 0: play one rank of a world this size
   std::int64_t emulate_rank = 0;
   double emulate_bandwidth_gbps = 150.0;  // per-GPU bus bandwidth of the modelled network

@@ -118,6 +118,14 @@ const ConfigKey kKeys[] = {
      "folder (its latest checkpoint); on any number of ranks"},
     {"data_workers", &Config::data_workers, "threads decoding images on each rank",
      {.min = at_least(1)}},
+    {"divergence_steps", &Config::divergence_steps,
+     "stop the run as diverged (status \"diverged\", exit 1, the last good checkpoint kept) "
+     "after this many consecutive steps with a non-finite loss",
+     {.min = at_least(1)}},
+    {"collective_timeout_s", &Config::collective_timeout_s,
+     "a collective that some rank has not joined after this many seconds ends the run, naming "
+     "the ranks that did not arrive; 0 waits forever",
+     {.min = at_least(0)}},
     {"emulate_world_size", &Config::emulate_world_size,
      "when > 0, one process plays one rank of a world of this size; 0 uses the real world",
      {.min = at_least(0)}},

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -151,6 +152,24 @@ Config build_config(const std::vector<FileSetting>& settings, std::string source
   return cfg;
 }
 
+// parse_config; warn_if_empty: a file that sets no key at all is worth a warning (an empty or
+// truncated file would otherwise train the defaults' million classes without a word).
+Config parse_toml_config(std::string_view toml_text, const std::string& origin,
+                         const std::vector<std::string>& overrides, bool warn_if_empty) {
+  const SourceParts parts = split_source(toml_text);
+  const toml::table table = parse_toml(parts.toml, origin);
+  if (warn_if_empty && table.empty()) {
+    const Config defaults;
+    spdlog::warn("{} sets no key: every key not given by --set keeps its default (network = "
+                 "\"{}\", num_classes = {}, {} epochs of {} images); input/base.toml lists them "
+                 "all",
+                 origin, defaults.network, defaults.num_classes, defaults.num_epoch,
+                 defaults.num_image);
+  }
+  return build_config(toml_settings(table, origin), std::string(parts.toml), parts.overrides,
+                      overrides);
+}
+
 Config load_arcface_config(const std::string& path, const std::vector<std::string>& overrides) {
   ImportedConfig imported = import_arcface_config(path);
   std::vector<FileSetting> settings;
@@ -165,15 +184,12 @@ Config load_arcface_config(const std::string& path, const std::vector<std::strin
 
 Config parse_config(std::string_view toml_text, const std::string& origin,
                     const std::vector<std::string>& overrides) {
-  const SourceParts parts = split_source(toml_text);
-  const toml::table table = parse_toml(parts.toml, origin);
-  return build_config(toml_settings(table, origin), std::string(parts.toml), parts.overrides,
-                      overrides);
+  return parse_toml_config(toml_text, origin, overrides, false);
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
   if (std::filesystem::path(path).extension() == ".py") return load_arcface_config(path, overrides);
-  return parse_config(read_config_file(path), path, overrides);
+  return parse_toml_config(read_config_file(path), path, overrides, true);
 }
 
 }  // namespace pfc

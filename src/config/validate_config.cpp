@@ -205,4 +205,11 @@ void validate_config(const Config& cfg, const ConfigOrigins& origins) {
   if (!problems.empty()) throw UsageError(fmt::format("{}", fmt::join(problems, "\n")));
 }
 
+void validate_for_world(const Config& cfg, int world_size) {
+  if (cfg.num_classes >= world_size) return;
+  throw UsageError(fmt::format("num_classes = {} must be at least the number of ranks, {}: "
+                               "every rank holds a shard of the classes",
+                               cfg.num_classes, world_size));
+}
+
 }  // namespace pfc

@@ -17,4 +17,8 @@ using ConfigOrigins = std::map<std::string, std::string, std::less<>>;
 
 void validate_config(const Config& cfg, const ConfigOrigins& origins = {});
 
+// The rules that need the number of ranks the run has, known once it has started: every rank
+// holds a shard of at least one class (as emulate_world_size requires of a modelled world).
+void validate_for_world(const Config& cfg, int world_size);
+
 }  // namespace pfc

@@ -72,6 +72,14 @@ std::optional<InjectedFault> injected_fault_from_environment() {
   return parse_injected_fault(spec ? spec : "");
 }
 
+void check_fault_rank(const std::optional<InjectedFault>& fault, int world_size) {
+  if (!fault || fault->rank < world_size) return;
+  throw UsageError(fmt::format("PFC_FAULT names rank {}, but this run has {} rank{} (0..{}): the "
+                               "fault would never strike",
+                               fault->rank, world_size, world_size == 1 ? "" : "s",
+                               world_size - 1));
+}
+
 void check_injected_fault(const std::optional<InjectedFault>& fault, int rank,
                           std::int64_t step) {
   if (fault && fault->at == FaultPoint::step && fault->rank == rank && fault->step == step)

@@ -30,6 +30,8 @@ struct InjectedFault {
 std::optional<InjectedFault> parse_injected_fault(std::string_view spec);
 // The fault PFC_FAULT asks for, if set.
 std::optional<InjectedFault> injected_fault_from_environment();
+// Throws UsageError when the fault names a rank the run does not have (it would never strike).
+void check_fault_rank(const std::optional<InjectedFault>& fault, int world_size);
 // Throws pfc::Error("injected fault on rank R at step S") when this is that rank and step and
 // the fault strikes at the step.
 void check_injected_fault(const std::optional<InjectedFault>& fault, int rank,

@@ -92,10 +92,18 @@ std::string RecordDataset::describe() const {
 
 bool RecordDataset::read(std::int64_t sample, std::vector<std::uint8_t>& payload, float& label,
                          std::span<const std::uint8_t>& jpeg, std::string& why) const {
-  const std::uint64_t offset = index_.entry(first_entry_ + sample).second;
+  const auto [key, offset] = index_.entry(first_entry_ + sample);
   ImageRecordHeader header;
   if (!rec_.read(offset, payload, why) || !parse_image_record(payload, header, jpeg, why))
     return false;
+  // Packers write each record's key as its id (mxnet's im2rec, insightface's tools, pfc pack):
+  // a record that carries another id is not the one the index meant.
+  if (header.id != static_cast<std::uint64_t>(key)) {
+    why = fmt::format("the record at offset {} carries id {}, but key {} points there (the "
+                      "index and the record file disagree)",
+                      offset, header.id, key);
+    return false;
+  }
   label = header.primary_label();
   return true;
 }

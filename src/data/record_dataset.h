@@ -16,7 +16,7 @@ class RecordDataset {
  public:
   // Throws UsageError when the folder or one of its two files is missing, and Error when
   // the index does not fit the record file (no header record, missing image keys, offsets
-  // that point at no record).
+  // that point at no record, keys that share an offset).
   explicit RecordDataset(const std::string& folder);
 
   std::int64_t num_images() const { return num_images_; }
@@ -29,7 +29,8 @@ class RecordDataset {
   std::string describe() const;
 
   // Reads sample `sample`: its label and a view of its JPEG bytes inside `payload`. Returns
-  // false with the reason in `why` when the record is damaged.
+  // false with the reason in `why` when the record is damaged (unreadable, or carrying an id
+  // other than the key that led to it).
   bool read(std::int64_t sample, std::vector<std::uint8_t>& payload, float& label,
             std::span<const std::uint8_t>& jpeg, std::string& why) const;
 

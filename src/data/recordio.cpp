@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include "core/error.h"
 
@@ -127,6 +128,26 @@ RecordIOIndex RecordIOIndex::load(const std::string& idx_path) {
       [](const auto& a, const auto& b) { return a.first == b.first; });
   if (duplicate != index.entries_.end())
     throw Error(fmt::format("{}: key {} appears more than once", idx_path, duplicate->first));
+  // Every record has its own offset: keys sharing one would all read the same record (an
+  // index rewritten by a broken tool trains on a single image without a word).
+  std::vector<std::pair<std::uint64_t, std::int64_t>> by_offset;
+  by_offset.reserve(index.entries_.size());
+  for (const auto& [key, offset] : index.entries_) by_offset.emplace_back(offset, key);
+  std::sort(by_offset.begin(), by_offset.end());
+  const auto shared = std::adjacent_find(
+      by_offset.begin(), by_offset.end(),
+      [](const auto& a, const auto& b) { return a.first == b.first; });
+  if (shared != by_offset.end()) {
+    const auto last = std::find_if(shared, by_offset.end(),
+                                   [&](const auto& e) { return e.first != shared->first; });
+    const auto sharing = std::distance(shared, last);
+    throw Error(fmt::format("{}: keys {} and {}{} point at the same offset {}; an index gives "
+                            "every record its own offset, so this one does not belong to its "
+                            ".rec file",
+                            idx_path, shared->second, std::next(shared)->second,
+                            sharing > 2 ? fmt::format(" (and {} more)", sharing - 2) : "",
+                            shared->first));
+  }
   return index;
 }
 

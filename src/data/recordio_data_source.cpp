@@ -19,6 +19,7 @@ RecordIODataSource::RecordIODataSource(std::unique_ptr<RecordDataset> dataset,
       sampler_(dataset_->num_images(), options.batch_size, rank, world_size, options.seed),
       damaged_(new std::atomic<std::uint8_t>[static_cast<std::size_t>(dataset_->num_images())]) {
   PFC_CHECK(options.num_classes > 0, "num_classes {} must be positive", options.num_classes);
+  check_image_size();
   for (std::int64_t i = 0; i < dataset_->num_images(); ++i) damaged_[i].store(0);
   const int workers = std::max(1, options.workers);
   for (int w = 0; w < workers; ++w) workers_.push_back(std::make_unique<Worker>(options.image_size));
@@ -37,6 +38,29 @@ RecordIODataSource::RecordIODataSource(std::unique_ptr<RecordDataset> dataset,
 }
 
 RecordIODataSource::~RecordIODataSource() { pipeline_.reset(); }
+
+void RecordIODataSource::check_image_size() const {
+  // The first few records are enough: a dataset is packed at one size, and a damaged record
+  // among them is passed over (training skips it too).
+  constexpr std::int64_t kProbes = 16;
+  FaceImageDecoder decoder(options_.image_size);
+  std::vector<std::uint8_t> payload;
+  for (std::int64_t sample = 0; sample < std::min(kProbes, dataset_->num_images()); ++sample) {
+    float label = 0;
+    std::span<const std::uint8_t> jpeg;
+    std::string why;
+    int width = 0, height = 0;
+    if (!dataset_->read(sample, payload, label, jpeg, why) ||
+        !decoder.read_size(jpeg, width, height, why))
+      continue;
+    if (width == options_.image_size && height == options_.image_size) return;
+    throw UsageError(fmt::format(
+        "{} holds {}x{} images (key {}), but image_size = {}; set image_size = {}, or "
+        "pack the images at {}x{} (pfc pack --image-size {})",
+        dataset_->rec_path(), width, height, dataset_->key(sample), options_.image_size, width,
+        options_.image_size, options_.image_size, options_.image_size));
+  }
+}
 
 bool RecordIODataSource::flipped(std::int64_t epoch, std::int64_t sample) const {
   const std::uint64_t key = stream_key(options_.seed, "flip", static_cast<std::uint64_t>(epoch));

@@ -51,6 +51,9 @@ class RecordIODataSource final : public DataSource {
     std::vector<std::uint8_t> payload;
   };
 
+  // Throws UsageError when the dataset's images are not image_size x image_size: otherwise
+  // every record would be skipped as damaged, one warning at a time.
+  void check_image_size() const;
   void fill(std::int64_t k, Batch& batch, Worker& worker);
   // Decodes `sample` into `image`; false (and the record marked damaged) when it is damaged.
   bool load(std::int64_t epoch, std::int64_t sample, float* image, std::int64_t& label,

@@ -19,6 +19,9 @@
 //   latest (beside the step folders): the name of the newest complete checkpoint
 // A checkpoint written before AdamW existed has no optimizer, updates or moments attributes: it
 // reads as SGD with its one moment "momentum" and `step` updates of each part.
+// Every dataset is chunked with HDF5's Fletcher32 checksum and the files use HDF5's
+// checksummed metadata (object headers of format 1.8+), so damage is a read error naming what
+// it hit; values are checked finite before writing and after reading (checkpoint_values.h).
 #pragma once
 
 #include <cstdint>
@@ -71,6 +74,9 @@ struct Checkpoint {
   std::vector<NamedTensor> buffers;     // batch-norm running statistics
   ClassShard shard;                     // this rank's
   TrainingState state;
+  // Whether its datasets carry HDF5's Fletcher32 checksum (set by the reader; checkpoints of
+  // versions before checksums have none, and only their values' finiteness can reveal damage).
+  bool has_checksums = true;
 };
 
 }  // namespace pfc

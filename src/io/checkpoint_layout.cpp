@@ -58,13 +58,32 @@ std::optional<CheckpointInfo> latest_checkpoint(const fs::path& root) {
   return CheckpointInfo{*step, folder};
 }
 
-CheckpointInfo named_checkpoint(const fs::path& folder) {
+ResumeCandidates resume_candidates(const fs::path& root) {
+  const std::vector<CheckpointInfo> complete = list_checkpoints(root);
+  ResumeCandidates candidates;
+  std::optional<CheckpointInfo> latest;
+  try {
+    latest = latest_checkpoint(root);
+    if (!latest && !complete.empty())
+      candidates.notice = fmt::format("'{}' is missing", (root / "latest").string());
+  } catch (const Error& e) {
+    candidates.notice = e.what();
+  }
+  for (auto it = complete.rbegin(); it != complete.rend(); ++it)
+    if (!latest || it->step < latest->step) candidates.newest_first.push_back(*it);
+  if (latest) candidates.newest_first.insert(candidates.newest_first.begin(), *latest);
+  return candidates;
+}
+
+ResumeCandidates named_resume_candidates(const fs::path& folder) {
   const auto step = checkpoint_folder_step(folder.filename().string());
-  if (step && fs::is_regular_file(folder / kModelFile)) return CheckpointInfo{*step, folder};
-  if (const auto latest = latest_checkpoint(checkpoint_root(folder.string()))) return *latest;
+  if (step && fs::is_regular_file(folder / kModelFile))
+    return ResumeCandidates{{CheckpointInfo{*step, folder}}, ""};
+  ResumeCandidates candidates = resume_candidates(checkpoint_root(folder.string()));
+  if (!candidates.newest_first.empty()) return candidates;
   throw UsageError(fmt::format(
       "'{}' is neither a complete checkpoint folder (step_NNNNNNN holding {}) nor a run's output "
-      "folder with a checkpoint (ckpt/latest)",
+      "folder with a checkpoint (ckpt/step_NNNNNNN)",
       folder.string(), kModelFile));
 }
 

@@ -1,6 +1,9 @@
 // Where checkpoints live and which ones count. A checkpoint is complete once its folder has
-// its final name (step_NNNNNNN, renamed from step_NNNNNNN.tmp after every file was written);
-// the one to resume from is the one `latest` names, never a newer folder it does not name.
+// its final name (step_NNNNNNN, renamed from step_NNNNNNN.tmp after every file was written
+// and read back); the one to resume from is the one `latest` names, never a newer folder it
+// does not name. Without a usable `latest` (deleted, damaged, naming a folder that is gone)
+// the newest complete folder takes its place, and a checkpoint that turns out unreadable
+// gives way to the one before it (see train/resume_checkpoint.h).
 #pragma once
 
 #include <cstdint>
@@ -33,9 +36,19 @@ std::optional<std::int64_t> checkpoint_folder_step(const std::string& name);
 // The checkpoint `latest` names, or nothing when there is no `latest`. Throws pfc::Error when
 // `latest` is unreadable or names a folder that is missing or lacks model.h5.
 std::optional<CheckpointInfo> latest_checkpoint(const std::filesystem::path& root);
-// The checkpoint a user names: a complete step_NNNNNNN folder, or a run's output folder (the
-// checkpoint its `latest` names). Throws pfc::UsageError naming the path otherwise.
-CheckpointInfo named_checkpoint(const std::filesystem::path& folder);
+// The checkpoints a run may continue from, the preferred one first.
+struct ResumeCandidates {
+  std::vector<CheckpointInfo> newest_first;
+  std::string notice;  // why `latest` was not followed; "" when it was (or nothing was found)
+};
+
+// Of a run's checkpoint folder `root`: the one `latest` names, then the older complete ones.
+// When `latest` is missing, unreadable or names no complete checkpoint: every complete one,
+// newest first, with a notice saying so. Empty when root holds no complete checkpoint.
+ResumeCandidates resume_candidates(const std::filesystem::path& root);
+// What `resume_from` names: a complete step_NNNNNNN folder (itself alone), or a run's output
+// folder (its resume_candidates). Throws pfc::UsageError naming the path otherwise.
+ResumeCandidates named_resume_candidates(const std::filesystem::path& folder);
 // Every complete checkpoint folder under root (holding model.h5), oldest first.
 std::vector<CheckpointInfo> list_checkpoints(const std::filesystem::path& root);
 

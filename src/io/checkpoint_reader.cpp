@@ -9,6 +9,7 @@
 
 #include "io/checkpoint_layout.h"
 #include "io/checkpoint_shard.h"
+#include "io/checkpoint_values.h"
 #include "io/hdf5.h"
 #include "io/hdf5_row_datasets.h"
 
@@ -158,6 +159,10 @@ Checkpoint read_checkpoint(const fs::path& folder, const CheckpointRequest& requ
       checkpoint.shard.moments.push_back(
           {name, h5::read_rows(id, "/pfc/" + name, begin, request.num_local, DType::f32)});
     }
+    checkpoint.has_checksums = checkpoint.parameters.empty() ||
+                               h5::has_checksum(id, "/backbone/parameters/" +
+                                                        checkpoint.parameters.front().name);
+    check_checkpoint_values(checkpoint, "it holds an unusable value");
     return checkpoint;
   });
 }

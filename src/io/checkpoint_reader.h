@@ -1,8 +1,9 @@
 // Reads a checkpoint on any number of ranks: the backbone, optimizer and training state from
 // model.h5, and any range of class rows through its virtual datasets, so a run saved on W
 // ranks resumes on W' ranks. Each rank reads on its own (no collective); nothing is written.
-// A missing or damaged file is a pfc::Error naming it; a checkpoint whose classes, embedding
-// size or optimiser differ from the config is a pfc::UsageError naming both values.
+// A missing or damaged file (a checksum that does not match, a shard that is missing, a value
+// that is not finite) is a pfc::Error naming it; a checkpoint whose classes, embedding size or
+// optimiser differ from the config is a pfc::UsageError naming both values.
 #pragma once
 
 #include <cstdint>

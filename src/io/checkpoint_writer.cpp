@@ -8,11 +8,12 @@
 #include <set>
 
 #include "core/build_revision.h"
+#include "core/fault_injection.h"
 #include "io/checkpoint_shard.h"
+#include "io/checkpoint_values.h"
 #include "io/durable_file.h"
 #include "io/hdf5.h"
 #include "io/hdf5_row_datasets.h"
-#include "core/fault_injection.h"
 
 namespace pfc {
 
@@ -35,7 +36,7 @@ void run_phase(Comm& comm, const std::string& checkpoint, const char* what, Part
   if (!error.empty())
     throw Error(fmt::format("checkpoint {}: cannot {}: {}", checkpoint, what, error));
   if (any_failed)
-    throw Error(fmt::format("checkpoint {}: another rank could not {} (see its message)",
+    throw Error(fmt::format("checkpoint {}: cannot {}: another rank failed (see its message)",
                             checkpoint, what));
 }
 
@@ -104,6 +105,7 @@ void write_shard(const fs::path& path, const Checkpoint& checkpoint, int rank, i
     h5::write_attribute(file.id(), "/", "num_classes", state.num_classes);
     h5::write_attribute(file.id(), "/", "rank", std::int64_t{rank});
     h5::write_attribute(file.id(), "/", "world_size", std::int64_t{world_size});
+    file.close();
   }
   sync_path(path);
 }
@@ -178,6 +180,37 @@ void write_class_views(hid_t file, const fs::path& folder, const TrainingState& 
   h5::write_attribute(file, "/pfc", "moments", moment_list);
 }
 
+// Reads model.h5 back after it was closed and synced: every tensor listed with the shape it
+// was written with, the state's step, the class views' extent. A file the disk could not hold
+// whole fails here, before its folder gets a checkpoint's name.
+void verify_model(const fs::path& path, const Checkpoint& checkpoint) {
+  const h5::File file(path.string(), h5::Mode::read);
+  const hid_t id = file.id();
+  const auto verify_group = [&](const std::string& group, const std::vector<NamedTensor>& all) {
+    std::string names;
+    for (const NamedTensor& t : all) {
+      const std::string dataset = group + "/" + t.name;
+      PFC_CHECK(h5::exists(id, dataset) && h5::dataset_shape(id, dataset) == t.value.shape(),
+                "'{}' reads back without {} {}", path.string(), dataset, t.value.describe());
+      names += t.name + "\n";
+    }
+    PFC_CHECK(h5::read_attribute_string(id, group, "names") == names,
+              "'{}' reads back with another list of {}", path.string(), group);
+  };
+  verify_group("/backbone/parameters", checkpoint.parameters);
+  for (const NamedMoment& m : checkpoint.moments) verify_group("/backbone/" + m.name, m.tensors);
+  verify_group("/backbone/buffers", checkpoint.buffers);
+  const TrainingState& state = checkpoint.state;
+  PFC_CHECK(h5::read_attribute_int(id, "/state", "step") == state.step,
+            "'{}' reads back with another step", path.string());
+  std::vector<std::string> views{"/pfc/weight"};
+  for (const NamedTensor& m : checkpoint.shard.moments) views.push_back("/pfc/" + m.name);
+  for (const std::string& view : views)
+    PFC_CHECK(h5::dataset_shape(id, view) == Shape({state.num_classes, state.embedding_size}),
+              "'{}' reads back without {} [{}, {}]", path.string(), view, state.num_classes,
+              state.embedding_size);
+}
+
 void write_model(const fs::path& folder, const Checkpoint& checkpoint, int world_size) {
   const fs::path path = folder / kModelFile;
   {
@@ -199,9 +232,11 @@ void write_model(const fs::path& folder, const Checkpoint& checkpoint, int world
     write_named(file.id(), "/backbone/buffers", checkpoint.buffers);
     write_state(file.id(), checkpoint.state, world_size);
     write_class_views(file.id(), folder, checkpoint.state, moments, world_size);
+    file.close();
   }
   sync_path(path);
   sync_path(folder);
+  verify_model(path, checkpoint);
 }
 
 // The step folder `latest` names now, if it can be read.
@@ -218,7 +253,7 @@ std::optional<std::int64_t> current_latest_step(const fs::path& root) {
 void remove_quietly(const fs::path& path) {
   std::error_code ec;
   fs::remove_all(path, ec);
-  if (ec) spdlog::warn("cannot delete old checkpoint '{}': {}", path.string(), ec.message());
+  if (ec) spdlog::warn("cannot delete '{}': {}", path.string(), ec.message());
 }
 
 // Keeps the newest `keep` complete checkpoints up to `newest`; deletes the rest, leftover
@@ -242,6 +277,29 @@ void prune(const fs::path& root, std::int64_t newest, std::int64_t keep) {
   for (std::size_t i = keep_count; i < kept.size(); ++i) remove_quietly(kept[i].second);
 }
 
+// Before anything is written: a state that cannot be trained on (the model diverged) must not
+// push a good checkpoint out of the rotation. Every rank throws UnusableCheckpoint alike.
+void check_values_on_every_rank(Comm& comm, const fs::path& root, const std::string& where,
+                                const Checkpoint& checkpoint) {
+  const std::optional<std::int64_t> latest = current_latest_step(root);
+  const std::string kept = latest ? fmt::format("`latest` stays on {}",
+                                                checkpoint_folder_name(*latest))
+                                  : std::string("no checkpoint is replaced");
+  std::string problem;
+  try {
+    check_checkpoint_values(checkpoint, fmt::format("checkpoint {} is not written ({})", where,
+                                                    kept));
+  } catch (const UnusableCheckpoint& e) {
+    problem = e.what();
+  }
+  const bool any = comm.all_reduce_scalar(problem.empty() ? 0.0 : 1.0, ReduceOp::max) > 0.0;
+  if (!problem.empty()) throw UnusableCheckpoint(problem);
+  if (any)
+    throw UnusableCheckpoint(fmt::format("checkpoint {} is not written ({}): another rank's "
+                                         "state holds an unusable value (see its message)",
+                                         where, kept));
+}
+
 }  // namespace
 
 CheckpointInfo write_checkpoint(Comm& comm, const fs::path& root, const Checkpoint& checkpoint,
@@ -254,6 +312,7 @@ CheckpointInfo write_checkpoint(Comm& comm, const fs::path& root, const Checkpoi
   const fs::path staging = root / (name + ".tmp");
   const std::string where = final_folder.string();
 
+  check_values_on_every_rank(comm, root, where, checkpoint);
   run_phase(comm, where, "prepare the folder", [&] {
     if (rank != 0) return;
     PFC_CHECK(current_latest_step(root) != step,
@@ -263,18 +322,25 @@ CheckpointInfo write_checkpoint(Comm& comm, const fs::path& root, const Checkpoi
     fs::create_directory(staging);
     sync_path(root);
   });
-  run_phase(comm, where, "write this rank's class centres", [&] {
-    write_shard(staging / shard_file_name(rank), checkpoint, rank, world_size);
-  });
-  run_phase(comm, where, "write model.h5 and make the checkpoint current", [&] {
-    if (rank != 0) return;
-    write_model(staging, checkpoint, world_size);
-    // A folder of this step that `latest` does not name is the remains of a crash.
-    if (fs::exists(final_folder)) fs::remove_all(final_folder);
-    rename_durably(staging, final_folder);
-    replace_file_atomically(root / "latest", name + "\n");
-    prune(root, step, keep_checkpoints);
-  });
+  try {
+    run_phase(comm, where, "write this rank's class centres", [&] {
+      write_shard(staging / shard_file_name(rank), checkpoint, rank, world_size);
+    });
+    run_phase(comm, where, "write model.h5 and make the checkpoint current", [&] {
+      if (rank != 0) return;
+      write_model(staging, checkpoint, world_size);
+      // A folder of this step that `latest` does not name is the remains of a crash.
+      if (fs::exists(final_folder)) fs::remove_all(final_folder);
+      rename_durably(staging, final_folder);
+      replace_file_atomically(root / "latest", name + "\n");
+      prune(root, step, keep_checkpoints);
+    });
+  } catch (const Error&) {
+    // What a full disk or a failing rank left half-written goes at once: it would only take
+    // space the earlier checkpoints may need.
+    if (rank == 0) remove_quietly(staging);
+    throw;
+  }
   return CheckpointInfo{step, final_folder};
 }
 

@@ -3,7 +3,10 @@
 // and the virtual [classes, emb] view over the shards), syncs, renames the folder to
 // step_NNNNNNN, points `latest` at it (last), and deletes older checkpoints beyond
 // keep_checkpoints. A failure on any rank throws on every rank and leaves `latest` and the
-// earlier checkpoints as they were. The root must be on a file system every rank sees.
+// earlier checkpoints as they were (and no half-written folder); a state holding NaN, an
+// infinity or an absurd value is not written at all (UnusableCheckpoint, checkpoint_values.h).
+// Every write, close and sync is checked, and model.h5 is read back before the folder gets its
+// final name. The root must be on a file system every rank sees.
 #pragma once
 
 #include <cstdint>

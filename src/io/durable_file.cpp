@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include "core/error.h"
 
@@ -37,20 +36,43 @@ void sync_path(const std::filesystem::path& path) {
 void replace_file_atomically(const std::filesystem::path& path, const std::string& text) {
   const std::filesystem::path temporary = path.string() + ".tmp";
   try {
-    {
-      std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-      out << text;
-      out.flush();
-      if (!out) throw Error(fmt::format("cannot write '{}'", temporary.string()));
-    }
-    sync_path(temporary);
+    write_file_durably(temporary, text);
     rename_durably(temporary, path);
   } catch (const Error&) {
-    // A partial file must not stay behind (a full disk); `path` itself was never touched.
+    // A full disk must not leave the temporary behind, where it would take the space freed
+    // later and look like part of the folder's contents.
     std::error_code ignored;
     std::filesystem::remove(temporary, ignored);
     throw;
   }
+}
+
+void write_file_durably(const std::filesystem::path& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error(fmt::format("cannot create '{}': {}", path.string(), std::strerror(errno)));
+  const char* data = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int saved_errno = errno;
+      ::close(fd);
+      throw Error(fmt::format("cannot write '{}': {}", path.string(),
+                              std::strerror(saved_errno)));
+    }
+    data += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  // fsync, then close: either may be where a full disk or an I/O error shows.
+  const int synced = ::fsync(fd);
+  const int sync_errno = errno;
+  const int closed = ::close(fd);
+  const int close_errno = errno;
+  if (synced != 0 || closed != 0)
+    throw Error(fmt::format("cannot write '{}': {}", path.string(),
+                            std::strerror(synced != 0 ? sync_errno : close_errno)));
 }
 
 void rename_durably(const std::filesystem::path& from, const std::filesystem::path& to) {

@@ -11,9 +11,14 @@ namespace pfc {
 // fsync of a file, or of a folder (which makes its entries - creations, renames - durable).
 void sync_path(const std::filesystem::path& path);
 
-// Writes `text` to path + ".tmp", syncs it, renames it over `path` and syncs the folder; on
-// failure the temporary is removed and `path` is as it was.
+// Writes `text` to path + ".tmp", syncs it, renames it over `path` and syncs the folder. On
+// failure the temporary is removed and `path` is as it was. Errors say why in words ("No
+// space left on device").
 void replace_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+// Creates or truncates `path`, writes `text` and syncs it; every write, the sync and the close
+// are checked.
+void write_file_durably(const std::filesystem::path& path, const std::string& text);
 
 // Renames a file or folder and syncs the folder holding the new name.
 void rename_durably(const std::filesystem::path& from, const std::filesystem::path& to);

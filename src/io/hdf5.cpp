@@ -1,29 +1,26 @@
 #include "io/hdf5.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <mutex>
+
+#include "io/hdf5_check.h"
 
 namespace pfc::h5 {
 
 namespace {
 
-std::string object_name(hid_t loc) {
-  char buffer[1024] = {};
-  H5Iget_name(loc, buffer, sizeof buffer);
-  char file[1024] = {};
-  H5Fget_name(loc, file, sizeof file);
-  return fmt::format("{}:{}", file, buffer);
-}
-
-hid_t checked(hid_t id, hid_t loc, const std::string& what) {
-  if (id < 0) throw Error(fmt::format("HDF5: cannot {} (in {})", what, object_name(loc)));
-  return id;
-}
-
-void checked_status(herr_t status, hid_t loc, const std::string& what) {
-  if (status < 0) throw Error(fmt::format("HDF5: cannot {} (in {})", what, object_name(loc)));
-}
+// A chunk of about this many bytes: small enough that reading a few rows (a shard's share of
+// a virtual dataset) reads little more, large enough that the per-chunk overhead (index entry,
+// checksum) stays negligible.
+constexpr hsize_t kChunkBytes = hsize_t{1} << 20;
+// HDF5's limit on one chunk.
+constexpr hsize_t kMaxChunkBytes = (hsize_t{1} << 32) - 1;
 
 Handle link_creation_with_parents() {
   Handle plist(H5Pcreate(H5P_LINK_CREATE));
@@ -75,6 +72,12 @@ Handle& Handle::operator=(Handle&& other) noexcept {
   return *this;
 }
 
+hid_t Handle::release() {
+  const hid_t id = id_;
+  id_ = H5I_INVALID_HID;
+  return id;
+}
+
 void Handle::reset() {
   if (id_ < 0) return;
   switch (H5Iget_type(id_)) {
@@ -97,6 +100,33 @@ void quiet_errors() {
 
 namespace {
 
+// Why a file could not be opened or created, in words: HDF5's reason (the system's errno text
+// for a missing folder, a permission or a read-only file system; "file signature not found" for
+// a file that is not HDF5), or what the file system says when HDF5 kept none.
+std::string open_failure(const std::string& path, bool creating, bool writing,
+                         std::string reason) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!creating && !fs::exists(path, ec)) return "it does not exist";
+  if (reason.find("signature") != std::string::npos)
+    return fmt::format("it is not an HDF5 file, or its start is damaged ({})", reason);
+  if (reason.empty()) {
+    const std::string target = creating ? fs::path(path).parent_path().string() : path;
+    if (::access(target.empty() ? "." : target.c_str(), writing ? W_OK : R_OK) != 0)
+      reason = std::strerror(errno);
+  }
+  return reason.empty() ? "HDF5 gives no reason" : reason;
+}
+
+// New files use the object-header and superblock formats of HDF5 1.8 and later, whose
+// metadata carries checksums: a damaged attribute or group fails to load instead of being
+// read as something else. (Readable by HDF5 1.10 and later, which virtual datasets need.)
+Handle creation_access() {
+  Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  return fapl;
+}
+
 // File access for the live modes: the latest format and no advisory lock (see Mode).
 Handle live_file_access(bool clear_stale_write_mark) {
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
@@ -118,15 +148,18 @@ File::File(const std::string& path, Mode mode) : path_(path) {
   switch (mode) {
     case Mode::read: id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT); break;
     case Mode::read_write: id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT); break;
-    case Mode::create_truncate:
-      id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    case Mode::create_truncate: {
+      const Handle fapl = creation_access();
+      id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get());
       break;
+    }
     case Mode::live_create:
       id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, live_file_access(false).get());
       break;
     case Mode::live_read_write:
       id = H5Fopen(path.c_str(), H5F_ACC_RDWR, live_file_access(false).get());
       if (id < 0) {
+        take_error_reason();  // the first try's; the second one's is the one to report
         id = H5Fopen(path.c_str(), H5F_ACC_RDWR, live_file_access(true).get());
         cleared_stale_write_mark_ = id >= 0;
       }
@@ -138,15 +171,27 @@ File::File(const std::string& path, Mode mode) : path_(path) {
   }
   if (id < 0) {
     const bool creating = mode == Mode::create_truncate || mode == Mode::live_create;
-    throw Error(fmt::format("cannot {} HDF5 file '{}' (missing, unreadable or not HDF5)",
-                            creating ? "create" : "open", path));
+    const bool writing = creating || mode == Mode::read_write || mode == Mode::live_read_write;
+    throw Error(fmt::format("cannot {} HDF5 file '{}'{}: {}", creating ? "create" : "open", path,
+                            writing && !creating ? " for writing" : "",
+                            open_failure(path, creating, writing, take_error_reason())));
   }
   handle_ = Handle(id);
 }
 
 bool File::start_swmr_write() { return H5Fstart_swmr_write(id()) >= 0; }
 
-void File::flush() { H5Fflush(id(), H5F_SCOPE_LOCAL); }
+void File::flush() {
+  checked_status(H5Fflush(id(), H5F_SCOPE_LOCAL), id(), "flush the file to disk");
+}
+
+void File::close() {
+  if (!handle_.valid()) return;
+  const hid_t id = handle_.release();
+  if (H5Fclose(id) < 0)
+    throw Error(fmt::format("HDF5: cannot finish writing '{}': {}", path_,
+                            take_error_reason()));
+}
 
 bool exists(hid_t loc, const std::string& path) {
   quiet_errors();
@@ -215,18 +260,55 @@ Tensor read_tensor(hid_t loc, const std::string& path, DType as) {
   return t;
 }
 
+namespace {
+
+// Chunked storage with HDF5's Fletcher32 checksum, so that a damaged byte is a read error
+// naming the dataset. Chunks hold whole rows (the leading dimension is split). A scalar or
+// empty tensor has no chunks, and so no checksum.
+Handle checksummed_creation(const Tensor& host, const std::vector<hsize_t>& dims,
+                            const std::string& path) {
+  Handle dcpl(H5Pcreate(H5P_DATASET_CREATE));
+  if (dims.empty() || host.numel() == 0) return dcpl;
+  const hsize_t row_bytes = static_cast<hsize_t>(host.bytes()) / dims[0];
+  PFC_CHECK(row_bytes <= kMaxChunkBytes, "write_tensor('{}'): one row of {} ({} bytes) exceeds "
+            "HDF5's largest chunk", path, host.describe(), row_bytes);
+  std::vector<hsize_t> chunk = dims;
+  chunk[0] = std::clamp<hsize_t>(kChunkBytes / row_bytes, 1, dims[0]);
+  H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data());
+  H5Pset_fletcher32(dcpl.get());
+  return dcpl;
+}
+
+}  // namespace
+
 void write_tensor(hid_t loc, const std::string& path, const Tensor& host) {
   PFC_CHECK(host.device() == DeviceKind::cpu, "write_tensor('{}') needs a host tensor", path);
   std::vector<hsize_t> dims(host.shape().begin(), host.shape().end());
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr));
   Handle plist = link_creation_with_parents();
+  Handle dcpl = checksummed_creation(host, dims, path);
   Handle dataset(checked(H5Dcreate2(loc, path.c_str(), native_type(host.dtype()), space.get(),
-                                    plist.get(), H5P_DEFAULT, H5P_DEFAULT),
+                                    plist.get(), dcpl.get(), H5P_DEFAULT),
                          loc, fmt::format("create dataset '{}'", path)));
   if (host.numel() == 0) return;
   checked_status(H5Dwrite(dataset.get(), native_type(host.dtype()), H5S_ALL, H5S_ALL,
                           H5P_DEFAULT, host.raw()),
                  loc, fmt::format("write dataset '{}'", path));
+}
+
+bool has_checksum(hid_t loc, const std::string& path) {
+  Handle dataset(checked(H5Dopen2(loc, path.c_str(), H5P_DEFAULT), loc,
+                         fmt::format("open dataset '{}'", path)));
+  Handle dcpl(H5Dget_create_plist(dataset.get()));
+  const int filters = H5Pget_nfilters(dcpl.get());
+  for (int i = 0; i < filters; ++i) {
+    unsigned flags = 0;
+    std::size_t count = 0;
+    if (H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &count, nullptr, 0,
+                       nullptr, nullptr) == H5Z_FILTER_FLETCHER32)
+      return true;
+  }
+  return false;
 }
 
 bool has_attribute(hid_t loc, const std::string& object, const std::string& name) {

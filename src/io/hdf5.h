@@ -27,6 +27,8 @@ class Handle {
   hid_t get() const { return id_; }
   bool valid() const { return id_ >= 0; }
   void reset();
+  // Gives up ownership without closing.
+  hid_t release();
 
  private:
   hid_t id_ = H5I_INVALID_HID;
@@ -51,12 +53,18 @@ enum class Mode {
   live_read,
 };
 
+// An open HDF5 file. A failure to open or create names the file and says why (missing, not
+// HDF5, permission denied, read-only file system). Written files should end with close():
+// HDF5 writes cached data and metadata there, so a full disk may show only then; the
+// destructor closes too, but cannot report.
 class File {
  public:
   File(const std::string& path, Mode mode);
   hid_t id() const { return handle_.get(); }
   const std::string& path() const { return path_; }
   void flush();
+  // Every handle opened inside the file must be closed first. Throws pfc::Error on failure.
+  void close();
   // From now on readers may open the file (live_read) while this process appends to its
   // datasets and overwrites their values; no object may be created or deleted any more.
   // False when the file's format predates SWMR (written by an older pfc): it stays writable,
@@ -81,8 +89,12 @@ Handle require_group(hid_t loc, const std::string& path);
 
 // Reads a whole dataset into a host tensor of the given type (HDF5 converts).
 Tensor read_tensor(hid_t loc, const std::string& path, DType as);
-// Writes a host tensor as a new dataset (shape as the tensor's; parents created).
+// Writes a host tensor as a new dataset (shape as the tensor's; parents created), chunked by
+// rows with HDF5's Fletcher32 checksum (but for scalars and empty tensors), so that reading
+// damaged data back fails with "data error detected by Fletcher32 checksum".
 void write_tensor(hid_t loc, const std::string& path, const Tensor& host);
+// Whether a dataset carries the Fletcher32 checksum (files of older versions do not).
+bool has_checksum(hid_t loc, const std::string& path);
 
 double read_attribute_double(hid_t loc, const std::string& object, const std::string& name);
 std::int64_t read_attribute_int(hid_t loc, const std::string& object, const std::string& name);

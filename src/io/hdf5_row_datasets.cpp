@@ -6,25 +6,11 @@
 #include <limits>
 
 #include "io/hdf5.h"
+#include "io/hdf5_check.h"
 
 namespace pfc::h5 {
 
 namespace {
-
-std::string file_name(hid_t loc) {
-  char name[1024] = {};
-  H5Fget_name(loc, name, sizeof name);
-  return name;
-}
-
-hid_t checked(hid_t id, hid_t loc, const std::string& what) {
-  if (id < 0) throw Error(fmt::format("HDF5: cannot {} (in {})", what, file_name(loc)));
-  return id;
-}
-
-void checked_status(herr_t status, hid_t loc, const std::string& what) {
-  if (status < 0) throw Error(fmt::format("HDF5: cannot {} (in {})", what, file_name(loc)));
-}
 
 Handle open_dataset(hid_t loc, const std::string& path) {
   quiet_errors();
@@ -119,7 +105,7 @@ void append_row(hid_t loc, const std::string& path, std::span<const std::int64_t
 std::int64_t row_count(hid_t loc, const std::string& path) {
   Handle dataset = open_dataset(loc, path);
   const std::vector<hsize_t> dims = extent(dataset.get());
-  PFC_CHECK(!dims.empty(), "'{}' in {} is a scalar, not a table", path, file_name(loc));
+  PFC_CHECK(!dims.empty(), "'{}' in {} is a scalar, not a table", path, object_name(loc));
   return static_cast<std::int64_t>(dims[0]);
 }
 
@@ -127,7 +113,7 @@ void truncate_rows(hid_t loc, const std::string& path, std::int64_t rows) {
   Handle dataset = open_dataset(loc, path);
   std::vector<hsize_t> dims = extent(dataset.get());
   PFC_CHECK(!dims.empty() && rows >= 0 && static_cast<hsize_t>(rows) <= dims[0],
-            "cannot keep {} rows of '{}' in {}", rows, path, file_name(loc));
+            "cannot keep {} rows of '{}' in {}", rows, path, object_name(loc));
   dims[0] = static_cast<hsize_t>(rows);
   checked_status(H5Dset_extent(dataset.get(), dims.data()), loc,
                  fmt::format("truncate '{}' to {} rows", path, rows));
@@ -140,7 +126,7 @@ Tensor read_rows(hid_t loc, const std::string& path, std::int64_t begin, std::in
   PFC_CHECK(!dims.empty() && begin >= 0 && count >= 0 &&
                 static_cast<hsize_t>(begin + count) <= dims[0],
             "rows [{}, {}) are outside '{}' ({} rows) in {}", begin, begin + count, path,
-            dims.empty() ? 0 : dims[0], file_name(loc));
+            dims.empty() ? 0 : dims[0], object_name(loc));
   Shape shape(dims.begin(), dims.end());
   shape[0] = count;
   Tensor out = Tensor::host(shape, as);

@@ -27,7 +27,8 @@
 //   /memory/peak_bytes_by_purpose  [ranks, purposes] i64, the peak of each purpose so far
 //              (0 before the first row); attribute purposes: the purpose names,
 //              comma-separated, in column order
-//   /summary   attributes: status ("running" | "ok" | "out_of_memory" | "failed"), steps (the
+//   /summary   attributes: status ("running" | "ok" | "out_of_memory" | "diverged" (the loss
+//              or the weights stopped being finite) | "failed"), steps (the
 //              last logged step), timed_rows (the rows the medians are over: all but the first
 //              row and the first 20 %; 0 = not measured), samples_per_s, step_time_s (slowest
 //              rank), comm_time_s (medians over the timed rows; NaN when there are none),
@@ -85,7 +86,7 @@ struct StepMetrics {
 };
 
 struct RunOutcome {
-  std::string status = "ok";  // "ok" | "out_of_memory" | "failed"
+  std::string status = "ok";  // "ok" | "out_of_memory" | "diverged" | "failed"
   std::string message;
   std::int64_t mem_needed_bytes = 0;
   std::int64_t mem_available_bytes = 0;

@@ -20,9 +20,10 @@ bool inside(const fs::path& folder, const fs::path& root) {
 // continues this run (it is not written again at the end).
 RunStart from_named(const Config& cfg, const fs::path& ckpt_root, std::string reason) {
   RunStart start;
-  start.checkpoint = named_checkpoint(cfg.resume_from);
-  start.kind = inside(start.checkpoint->path, ckpt_root) ? StartKind::continue_run
-                                                         : StartKind::from_checkpoint;
+  start.candidates = named_resume_candidates(cfg.resume_from);
+  start.kind = inside(start.candidates.newest_first.front().path, ckpt_root)
+                   ? StartKind::continue_run
+                   : StartKind::from_checkpoint;
   start.reason = std::move(reason);
   return start;
 }
@@ -39,26 +40,31 @@ RunStart decide_run_start(const Config& cfg) {
   const bool has_resume_from = !cfg.resume_from.empty();
   switch (cfg.resume) {
     case ResumeMode::on: {
-      std::optional<CheckpointInfo> latest = latest_checkpoint(ckpt_root);
-      if (!latest)
+      ResumeCandidates own = resume_candidates(ckpt_root);
+      if (own.newest_first.empty())
         throw UsageError(fmt::format(
             "resume = true but {} holds no checkpoint (resume = \"auto\" starts a new run "
             "when there is none)",
             ckpt_root.string()));
-      return {StartKind::continue_run, std::move(latest), ""};
+      return {StartKind::continue_run, std::move(own), "", false};
     }
     case ResumeMode::automatic: {
-      if (std::optional<CheckpointInfo> latest = latest_checkpoint(ckpt_root))
-        return {StartKind::continue_run, std::move(latest),
+      if (ResumeCandidates own = resume_candidates(ckpt_root); !own.newest_first.empty())
+        return {StartKind::continue_run, std::move(own),
                 fmt::format("resume = \"auto\": {} has a checkpoint; continuing the run",
-                            ckpt_root.string())};
+                            ckpt_root.string()),
+                false};
       const std::string none = fmt::format("resume = \"auto\": {} holds no checkpoint; ",
                                            ckpt_root.string());
-      if (has_resume_from)
-        return from_named(cfg, ckpt_root,
-                          none + "starting from resume_from" + no_checkpoint_warning(cfg));
-      return {StartKind::fresh, std::nullopt,
-              none + "starting a new run" + no_checkpoint_warning(cfg)};
+      RunStart start = has_resume_from
+                           ? from_named(cfg, ckpt_root,
+                                        none + "starting from resume_from" +
+                                            no_checkpoint_warning(cfg))
+                           : RunStart{StartKind::fresh, {},
+                                      none + "starting a new run" + no_checkpoint_warning(cfg),
+                                      false};
+      start.starts_over = true;
+      return start;
     }
     case ResumeMode::off:
       break;

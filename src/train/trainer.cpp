@@ -6,19 +6,25 @@
 #include <filesystem>
 
 #include "config/network_layers.h"
+#include "config/validate_config.h"
 #include "core/fault_injection.h"
 #include "data/data_source.h"
 #include "io/checkpoint.h"
 #include "io/checkpoint_layout.h"
 #include "io/checkpoint_reader.h"
+#include "io/checkpoint_values.h"
 #include "io/checkpoint_writer.h"
+#include "io/durable_file.h"
 #include "io/metrics_writer.h"
 #include "model/iresnet.h"
 #include "pfc/partial_fc.h"
+#include "train/checkpoint_model_match.h"
+#include "train/divergence_monitor.h"
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
 #include "train/optimizer_checkpoint.h"
 #include "train/progress_line.h"
+#include "train/resume_checkpoint.h"
 #include "train/run_control.h"
 #include "train/run_description.h"
 #include "train/run_start.h"
@@ -67,6 +73,7 @@ class TrainingRun {
     const double lr = schedule_.lr(step_);
     const StepResult result =
         stepper_.run([this](std::int64_t) { return next_batch(); }, step_, lr);
+    last_step_applied_ = result.backbone_updated;
     last_lr_ = lr;
     ++step_;
     return result.mean_loss();
@@ -75,6 +82,10 @@ class TrainingRun {
   double last_lr() const { return last_lr_; }
   const LrSchedule& schedule() const { return schedule_; }
   double loss_scale() const { return scaler_.scale(); }
+  // Whether the last step changed the backbone (false: fp16 overflow skipped it), and whether
+  // the loss scale can go no lower.
+  bool last_step_applied() const { return last_step_applied_; }
+  bool loss_scale_at_floor() const { return !scaler_.enabled() || scaler_.scale() <= 1.0; }
   std::int64_t epoch() const { return data_->position().epoch; }
   std::int64_t skipped_records() const { return data_->skipped_records(); }
 
@@ -111,11 +122,17 @@ class TrainingRun {
     if (comm_.rank() == 0) spdlog::info("checkpoint written: {}", info.path.string());
   }
 
-  void restore(const CheckpointInfo& info) {
+  // The part of a checkpoint this rank restores: the backbone and its own class rows.
+  CheckpointRequest checkpoint_request() const {
     const ShardLayout& layout = head_.layout();
-    const Checkpoint ckpt =
-        read_checkpoint(info.path, {cfg_.num_classes, cfg_.embedding_size, layout.class_start,
-                                    layout.num_local, cfg_.optimizer});
+    return {cfg_.num_classes, cfg_.embedding_size, layout.class_start, layout.num_local,
+            cfg_.optimizer};
+  }
+
+  void restore(const ResumedCheckpoint& resumed) {
+    const Checkpoint& ckpt = resumed.checkpoint;
+    const CheckpointInfo& info = resumed.info;
+    check_checkpoint_fits_model(ckpt, model_, cfg_, info.path);
     for (const NamedTensor& t : ckpt.parameters) model_.import_parameter(t.name, t.value);
     restore_optimizer_state(ckpt, info.path.string(), model_, stepper_, head_);
     for (const NamedTensor& t : ckpt.buffers) {
@@ -186,6 +203,7 @@ class TrainingRun {
   bool images_on_device_ = false;  // images_ holds a batch (enough for constant_images())
   std::int64_t step_ = 0;
   double last_lr_ = 0;
+  bool last_step_applied_ = true;
 };
 
 // Per-rank figures of one step, gathered to every rank through the comm.
@@ -231,7 +249,8 @@ RankFigures gather_figures(Comm& comm, double step_time, const MemorySnapshot& m
 
 }  // namespace
 
-TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line) {
+TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& backend,
+                 const std::string& command_line) {
   // An emulated run is one process playing some rank: it writes what rank 0 would.
   const bool emulated = cfg.emulate_world_size > 0;
   const bool leader = emulated || comm.rank() == 0;
@@ -239,41 +258,57 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   // that arrives while the run is being set up ends it after its first step, with a summary,
   // instead of killing it.
   install_stop_signal_handlers();
+  validate_for_world(cfg, comm.world_size());
+  const auto fault = injected_fault_from_environment();
+  check_fault_rank(fault, comm.world_size());
   const std::filesystem::path output(cfg.output);
   const std::filesystem::path ckpt_root = checkpoint_root(cfg.output);
   const std::string metrics_path = (output / "metrics.h5").string();
   if (leader) std::filesystem::create_directories(output);
   comm.barrier();
-
-  const RunStart start = decide_run_start(cfg);
   if (leader && !start.reason.empty()) spdlog::info("{}", start.reason);
-  const std::optional<CheckpointInfo>& resume_from = start.checkpoint;
   // A checkpoint of this output is not written again at the end. One from elsewhere is (even
   // after no step), which re-splits a checkpoint for another number of ranks.
   const bool own_checkpoint = start.kind == StartKind::continue_run;
 
   const RunInfo info = describe_run(cfg, comm, backend, command_line);
+  // metrics.h5 is opened once the run is set up (an out-of-memory set-up is recorded too): a
+  // continued run keeps its rows up to the step it continues from.
   std::optional<MetricsWriter> metrics;
-  if (leader)
-    metrics = own_checkpoint ? MetricsWriter::resume(metrics_path, cfg, info, resume_from->step)
-                             : MetricsWriter::create(metrics_path, cfg, info);
+  const auto open_metrics = [&](std::optional<std::int64_t> continued_step) {
+    if (!leader) return;
+    metrics = own_checkpoint && continued_step
+                  ? MetricsWriter::resume(metrics_path, cfg, info, *continued_step)
+                  : MetricsWriter::create(metrics_path, cfg, info);
+  };
 
   MemoryLedger& ledger = backend.allocator().ledger();
   std::unique_ptr<TrainingRun> run;
+  std::optional<std::int64_t> resumed_step;
   try {
     run = std::make_unique<TrainingRun>(cfg, comm, backend);
-    if (resume_from) {
-      run->restore(*resume_from);
-      if (leader) spdlog::info("resumed from {} at step {}", resume_from->path.string(), run->step());
+    if (!start.candidates.newest_first.empty()) {
+      const ResumedCheckpoint resumed =
+          read_first_readable(comm, start.candidates, run->checkpoint_request(), leader);
+      run->restore(resumed);
+      resumed_step = run->step();
+      if (leader)
+        spdlog::info("resumed from {} at step {}", resumed.info.path.string(), run->step());
+      // Checkpoints of this step and later ones may then replace what `latest` named.
+      if (leader && own_checkpoint && resumed.latest_outdated)
+        replace_file_atomically(ckpt_root / "latest", resumed.info.path.filename().string() +
+                                                          "\n");
     }
     if (leader) spdlog::info("learning rate: {}", run->schedule().base_lr_origin());
   } catch (const OutOfMemoryError& e) {
+    const auto& newest = start.candidates.newest_first;
+    open_metrics(newest.empty() ? std::nullopt : std::optional(newest.front().step));
     if (metrics)
       metrics->finish({"out_of_memory", e.what(), e.needed_bytes(), e.available_bytes()});
     throw;
   }
+  open_metrics(resumed_step);
 
-  const auto fault = injected_fault_from_environment();
   TrainerRun result;
   result.metrics_path = metrics_path;
   // Samples per optimiser step.
@@ -286,13 +321,15 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
   const auto run_start = Clock::now();
   const std::int64_t first_step = run->step();
   std::int64_t last_saved = own_checkpoint ? run->step() : -1;
+  DivergenceMonitor divergence(cfg.divergence_steps);
 
   try {
     while (run->step() < run->last_step()) {
       check_injected_fault(fault, comm.rank(), run->step() + 1);
       ledger.reset_peak();
       const auto step_start = Clock::now();
-      loss_sum += run->train_step();
+      const double loss = run->train_step();
+      loss_sum += loss;
       backend.synchronize();
       const double step_time = seconds_since(step_start);
       ++interval_steps;
@@ -336,17 +373,29 @@ TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::str
         interval_start = Clock::now();
         comm_mark = comm.modelled_seconds();
       }
+      divergence.observe(run->step(), loss, run->last_step_applied(),
+                         run->loss_scale_at_floor());
       // A stop asked for during the last step finds the run done, not stopped.
       if (run->step() < run->last_step() && agree_to_stop(comm)) {
         result.stopped_by_signal = true;
         break;
       }
-      if (cfg.checkpoint_every > 0 && run->step() % cfg.checkpoint_every == 0) {
+      if (cfg.checkpoint_every > 0 && run->step() % cfg.checkpoint_every == 0 &&
+          divergence.healthy()) {
         run->save(ckpt_root);
         last_saved = run->step();
       }
     }
+    divergence.check_end(run->step());
     if (cfg.checkpoint_every >= 0 && run->step() != last_saved) run->save(ckpt_root);
+  } catch (const TrainingDiverged& e) {
+    if (metrics) metrics->finish({"diverged", e.what(), 0, 0});
+    throw;
+  } catch (const UnusableCheckpoint& e) {
+    // The weights went out of range before the loss did: diverged just the same.
+    const TrainingDiverged diverged(fmt::format("training diverged: {}", e.what()));
+    if (metrics) metrics->finish({"diverged", diverged.what(), 0, 0});
+    throw diverged;
   } catch (const OutOfMemoryError& e) {
     if (metrics) metrics->finish({"out_of_memory", e.what(), e.needed_bytes(), e.available_bytes()});
     throw;

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "comm/comm.h"
 #include "config/config.h"
+#include "train/run_start.h"
 
 namespace pfc {
 
@@ -23,7 +24,10 @@ struct TrainerRun {
 
 // Collective over comm. Throws pfc::Error on failure; an allocation that does not fit is
 // recorded in metrics.h5 (status "out_of_memory", needed vs available) before it throws.
-TrainerRun train(const Config& cfg, Comm& comm, Backend& backend, const std::string& command_line);
+// `start` is decide_run_start(cfg), which the caller has let past check_output_folder before
+// writing anything into the output folder.
+TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& backend,
+                 const std::string& command_line);
 
 // The memory ledger's peaks while `steps` training steps of cfg are set up and taken on
 // backend and comm, as train() measures them, but with nothing written (no metrics, log lines

@@ -42,7 +42,7 @@ TEST(GpuMetaBackend, APlanHasTheCudaRunsPeaks) {
         output);
     Backend& cuda = test::gpu_backend();
     EmulatedComm cuda_comm(2, 1, 150, 10, cuda);
-    train(cfg, cuda_comm, cuda, "gpu_meta_backend_test");
+    train(cfg, decide_run_start(cfg), cuda_comm, cuda, "gpu_meta_backend_test");
     const MemoryPeaks run =
         test::recorded_peaks((std::filesystem::path(output) / "metrics.h5").string())[0];
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `pfc train` refuses a bad config before doing anything else: exit code 2 and a message on
-# stderr that names the key, the file or the override. Skipped (77) until the executable has
-# a train command.
+# `pfc train` refuses a bad config before doing anything else: exit code 2 and a message
+# that names the key, the file or the override (and `pfc golden` a tolerance that is
+# not a positive number; a job of more ranks than classes, or a PFC_FAULT for a rank it
+# lacks). Skipped (77) until the executable has a train command.
 set -uo pipefail
 
 if [ -z "${PFC:-}" ] || [ ! -x "$PFC" ] || ! "$PFC" train --help >/dev/null 2>&1; then
@@ -9,41 +10,16 @@ if [ -z "${PFC:-}" ] || [ ! -x "$PFC" ] || ! "$PFC" train --help >/dev/null 2>&1
   exit 77
 fi
 
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/check_support.sh"
 source_dir="${PFC_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}"
 smoke="$source_dir/input/smoke.toml"
-failures=0
 
-# expect_usage_error NAME PATTERN... -- ARGS...: `pfc train ARGS` exits 2 and stderr holds
-# every PATTERN (fixed strings).
+# expect_usage_error NAME PATTERN... -- ARGS...: `pfc train ARGS` exits 2 and says every
+# PATTERN (fixed strings).
 expect_usage_error() {
-  local name=$1
-  shift
-  local patterns=()
-  while [ "$1" != "--" ]; do
-    patterns+=("$1")
-    shift
-  done
-  shift
-  local stderr_file="$work/$name.stderr"
-  "$PFC" train "$@" >"$work/$name.stdout" 2>"$stderr_file"
-  local code=$?
-  if [ "$code" -ne 2 ]; then
-    echo "FAIL $name: exit code $code, expected 2; stderr:"
-    cat "$stderr_file"
-    failures=$((failures + 1))
-    return
-  fi
-  for pattern in "${patterns[@]}"; do
-    if ! grep -qF -- "$pattern" "$stderr_file"; then
-      echo "FAIL $name: stderr lacks '$pattern':"
-      cat "$stderr_file"
-      failures=$((failures + 1))
-      return
-    fi
-  done
-  echo "ok   $name"
+  local all=("$@") dashes=0
+  while [ "${all[$dashes]}" != "--" ]; do dashes=$((dashes + 1)); done
+  expect_exit 2 "${all[@]:0:dashes+1}" "$PFC" train "${all[@]:dashes+1}"
 }
 
 printf '# a typo\nbatchsize = 8\n' >"$work/unknown_key.toml"
@@ -86,14 +62,36 @@ expect_usage_error lr_scaling "key 'lr_scaling'" "must be one of batch/512|none"
 # the run's earlier output stays.
 if ! "$PFC" train "$smoke" --set steps=1 --set output=\"$work/sgd_run\" >"$work/sgd_run.log" 2>&1
 then
-  echo "FAIL sgd_run: the one-step run failed"
+  fail "sgd_run: the one-step run failed"
   cat "$work/sgd_run.log"
-  failures=$((failures + 1))
 fi
 expect_usage_error resume_other_optimizer "optimizer = \"sgd\"" "optimizer = \"adamw\"" \
   -- "$smoke" --set steps=2 --set output=\"$work/sgd_run\" --set resume=true \
   --set 'optimizer="adamw"'
 [ -f "$work/sgd_run/ckpt/step_0000001/model.h5" ] ||
-  { echo "FAIL resume_other_optimizer: the checkpoint is gone"; failures=$((failures + 1)); }
+  fail "resume_other_optimizer: the checkpoint is gone"
+
+expect_usage_error set_beyond_int64 "key 'batch_size'" "which is out of range" \
+  -- "$smoke" --set batch_size=99999999999999999999
+
+# An empty file would train the defaults' million classes: said before anything else.
+: >"$work/empty.toml"
+expect_usage_error empty_config "empty.toml sets no key: every key not given by --set keeps" \
+  "num_classes = 1000000" -- "$work/empty.toml" --set batch_size=0
+
+for tolerance in -1 nan 0; do
+  expect_exit 2 "golden_tolerance_$tolerance" "must be a positive finite number, got $tolerance" \
+    -- "$PFC" golden "$smoke" --case tiny/arcface_sr1 --tolerance "$tolerance"
+done
+# What only the running job knows: its number of ranks.
+if command -v mpiexec >/dev/null; then
+  expect_exit 2 classes_below_ranks "num_classes = 1 must be at least the number of ranks, 2" \
+    -- mpiexec -n 2 "$PFC" train "$smoke" --set num_classes=1 --set output=\"$work/one\"
+  expect_exit 2 fault_rank_beyond_world "PFC_FAULT names rank 9, but this run has 2 ranks" \
+    -- env PFC_FAULT=rank:9,step:2 mpiexec -n 2 "$PFC" train "$smoke" \
+    --set output=\"$work/fault\"
+  [ ! -e "$work/one/metrics.h5" ] && [ ! -e "$work/fault/metrics.h5" ] ||
+    fail "a refused run wrote metrics.h5"
+fi
 
 [ "$failures" -eq 0 ] || exit 1

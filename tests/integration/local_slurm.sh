@@ -47,7 +47,7 @@ slurm_pids+=($!)
 # Ports from this process id, so that two checkouts testing at once do not collide.
 slurm_port=$((20000 + ($$ % 5000) * 2))
 slurm_host=$(hostname -s)
-mkdir -p "$slurm_dir/state" "$slurm_dir/spool"
+mkdir -p "$slurm_dir/state" "$slurm_dir/spool" "$slurm_dir/tmp"
 cat >"$slurm_dir/slurm.conf" <<CONF
 ClusterName=pfctest
 SlurmctldHost=$slurm_host(127.0.0.1)
@@ -60,6 +60,10 @@ CredType=cred/munge
 AuthInfo=socket=$slurm_dir/munge/socket,cred_expire=10
 StateSaveLocation=$slurm_dir/state
 SlurmdSpoolDir=$slurm_dir/spool
+# The pmix plugin makes each step's folder (spmix_appdir_UID_JOB.STEP) under TmpFS; every
+# private cluster numbers its jobs from 1, so a shared /tmp would collide with a folder an
+# earlier cluster left behind.
+TmpFS=$slurm_dir/tmp
 SlurmctldPidFile=$slurm_dir/slurmctld.pid
 SlurmdPidFile=$slurm_dir/slurmd.pid
 SlurmctldLogFile=$slurm_dir/slurmctld.log

@@ -20,3 +20,13 @@ pfc_script_test(integration.device_script device_script.sh LABELS integration TI
 pfc_script_test(integration.cuda_architectures cuda_architectures.sh LABELS integration TIMEOUT 60)
 pfc_script_test(integration.cuda_configure cuda_configure.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.plan_command plan_command.sh LABELS "integration;mpi" TIMEOUT 300)
+# Nothing lost, nothing silently wrong: refusals, damage, divergence, full disks, hung ranks.
+foreach(name output_guard resume_mismatch checkpoint_damage dataset_integrity
+        file_system_failures collective_timeout stop_signals kill_resume)
+  pfc_script_test(integration.${name} ${name}.sh LABELS "integration;mpi" TIMEOUT 600)
+endforeach()
+# The kill -9 property at full length: 33 trials.
+pfc_script_test(integration.kill_resume_33 kill_resume.sh LABELS "integration;mpi;slow"
+                TIMEOUT 1800)
+set_tests_properties(integration.kill_resume_33 PROPERTIES ENVIRONMENT
+                     "${PFC_TEST_ENV};PFC=${CMAKE_BINARY_DIR}/bin/pfc;PFC_KILL_TRIALS=33")

@@ -171,7 +171,7 @@ TEST(MpiCheck, NamesTheCallAndMpisMessage) {
 }
 
 TEST(MpiCommFactory, MakesAWorldCommunicator) {
-  const auto comm = make_mpi_comm();
+  const auto comm = make_mpi_comm(0.0);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   EXPECT_EQ(comm->world_size(), size);

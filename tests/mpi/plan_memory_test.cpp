@@ -33,7 +33,7 @@ void expect_plan_equals_run(const std::string& name, const std::vector<std::stri
   {
     CpuBackend cpu;
     MpiComm comm;
-    train(cfg, comm, cpu, "plan_memory_test");
+    train(cfg, decide_run_start(cfg), comm, cpu, "plan_memory_test");
   }
   Config planned = cfg;
   planned.device = "meta";

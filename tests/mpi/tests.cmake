@@ -7,3 +7,5 @@ pfc_mpi_test(checkpoint_roundtrip_test mpi/checkpoint_roundtrip_test.cpp RANKS 1
 pfc_mpi_test(checkpoint_recovery_test mpi/checkpoint_recovery_test.cpp RANKS 1 2 3)
 pfc_mpi_test(checkpoint_on_stop_test mpi/checkpoint_on_stop_test.cpp RANKS 1 2 3)
 pfc_mpi_test(plan_memory_test mpi/plan_memory_test.cpp RANKS 1 2 3)
+pfc_mpi_test(checkpoint_damage_test mpi/checkpoint_damage_test.cpp RANKS 1 2 3)
+pfc_mpi_test(collective_watchdog_test mpi/collective_watchdog_test.cpp RANKS 2 3)

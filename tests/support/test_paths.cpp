@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace pfc::test {
 
@@ -28,6 +29,11 @@ std::string scratch_path(const std::string& name) {
   if (const auto* test = ::testing::UnitTest::GetInstance()->current_test_info())
     dir /= std::string(test->test_suite_name()) + "." + test->name();
   return (dir / name).string();
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::ofstream(path) << text;
 }
 
 std::string scratch_dir(const std::string& name) {

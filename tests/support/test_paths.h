@@ -14,5 +14,7 @@ std::string binary_dir();
 std::string scratch_path(const std::string& name);
 // scratch_path(name), emptied and created.
 std::string scratch_dir(const std::string& name);
+// Creates `path` (and the folders above it) holding `text`.
+void write_text_file(const std::string& path, const std::string& text = "");
 
 }  // namespace pfc::test

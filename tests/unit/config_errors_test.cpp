@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "config/load_config.h"
+#include "config/validate_config.h"
 #include "core/error.h"
 #include "support/usage_error.h"
 #include "support/test_paths.h"
@@ -77,6 +78,27 @@ TEST(ConfigErrors, OutOfRangeNamesWhereItWasSet) {
             "key 'batch_size' in --set batch_size=0 must be >= 1, got 0");
   EXPECT_EQ(parse_error("method = \"fast\"\n"),
             "key 'method' in input/x.toml:1 must be one of dp|mp|pfc, got \"fast\"");
+}
+
+TEST(ConfigErrors, NumbersBeyondTheirTypeAreOutOfRange) {
+  EXPECT_EQ(parse_error("", {"batch_size=99999999999999999999"}),
+            "key 'batch_size' in --set batch_size=99999999999999999999 must be an integer, got "
+            "99999999999999999999, which is out of range (an integer holds at most "
+            "9223372036854775807)");
+  EXPECT_EQ(parse_error("", {"lr=1e999"}),
+            "key 'lr' in --set lr=1e999 must be a number, got 1e999, which is out of range (a "
+            "number holds at most about 1.8e308)");
+  const std::string in_file = parse_error("batch_size = 99999999999999999999\n");
+  EXPECT_NE(in_file.find("not representable in 64 bits"), std::string::npos) << in_file;
+}
+
+TEST(ConfigErrors, TheWorldNeedsAClassPerRank) {
+  Config cfg;
+  cfg.num_classes = 1;
+  EXPECT_NO_THROW(validate_for_world(cfg, 1));
+  EXPECT_EQ(usage_error([&] { validate_for_world(cfg, 2); }),
+            "num_classes = 1 must be at least the number of ranks, 2: every rank holds a shard "
+            "of the classes");
 }
 
 TEST(ConfigErrors, SyntaxErrorGivesTheLine) {

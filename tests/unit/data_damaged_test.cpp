@@ -1,6 +1,7 @@
 // A dataset with damaged records: a record cut off by the end of the file, a record whose
 // header lost its magic, a JPEG that is not one, a truncated JPEG, an image of the wrong
-// size and a label out of range. Reading goes on with full batches of good samples; each
+// size, a label out of range and a record that carries another key's id (what the index
+// leads to is not the record it meant). Reading goes on with full batches of good samples; each
 // damaged record is counted once and logged with its key.
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
@@ -24,13 +25,14 @@ constexpr int kClasses = 3;
 constexpr int kImages = 12;  // keys 1..12, label (key - 1) / 4
 
 // Keys and what is wrong with them.
+constexpr std::int64_t kWrongId = 2;
 constexpr std::int64_t kBadLabel = 3;
 constexpr std::int64_t kNotJpeg = 5;
 constexpr std::int64_t kBadMagic = 6;
 constexpr std::int64_t kWrongSize = 8;
 constexpr std::int64_t kTruncatedJpeg = 10;
 constexpr std::int64_t kCutByEof = 11;  // written last, then the file is cut inside it
-const std::set<std::int64_t> kDamaged = {kBadLabel, kNotJpeg, kBadMagic, kWrongSize,
+const std::set<std::int64_t> kDamaged = {kWrongId, kBadLabel, kNotJpeg, kBadMagic, kWrongSize,
                                          kTruncatedJpeg, kCutByEof};
 
 std::vector<std::uint8_t> jpeg_for(std::int64_t key) {
@@ -54,7 +56,7 @@ std::string write_damaged_dataset(const std::string& dir) {
     for (std::int64_t key : keys) {
       ImageRecordHeader image;
       image.label = key == kBadLabel ? 7.0f : static_cast<float>((key - 1) / 4);
-      image.id = static_cast<std::uint64_t>(key);
+      image.id = static_cast<std::uint64_t>(key == kWrongId ? 99 : key);
       writer.write(key, make_image_record(image, jpeg_for(key)));
     }
     writer.close();
@@ -130,6 +132,7 @@ TEST(DataDamaged, DamagedRecordsAreSkippedCountedAndLogged) {
   EXPECT_NE(text.find("image is 96x96"), std::string::npos) << text;
   EXPECT_NE(text.find("no RecordIO magic"), std::string::npos) << text;
   EXPECT_NE(text.find("truncated"), std::string::npos) << text;
+  EXPECT_NE(text.find("carries id 99, but key 2 points there"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -16,8 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 void touch(const fs::path& path, const std::string& text = "") {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
+  test::write_text_file(path.string(), text);
 }
 
 TEST(CheckpointLayout, FolderNames) {
@@ -80,18 +79,55 @@ TEST(CheckpointLayout, DamagedLatestIsAClearError) {
   }
 }
 
-TEST(CheckpointLayout, NamedCheckpointIsAStepFolderOrARunsLatest) {
+std::vector<std::int64_t> steps_of(const ResumeCandidates& candidates) {
+  std::vector<std::int64_t> steps;
+  for (const CheckpointInfo& info : candidates.newest_first) steps.push_back(info.step);
+  return steps;
+}
+
+TEST(CheckpointLayout, ResumeCandidatesFollowLatestThenOlderOnes) {
+  const fs::path root = test::scratch_dir("checkpoint_layout_candidates");
+  EXPECT_TRUE(resume_candidates(root).newest_first.empty());
+  for (const char* step : {"step_0000010", "step_0000020", "step_0000030"})
+    touch(root / step / "model.h5");
+  touch(root / "latest", "step_0000020\n");
+  const ResumeCandidates followed = resume_candidates(root);
+  // Step 30 is a folder renamed just before a crash, which `latest` never named.
+  EXPECT_EQ(steps_of(followed), (std::vector<std::int64_t>{20, 10}));
+  EXPECT_EQ(followed.notice, "");
+}
+
+TEST(CheckpointLayout, WithoutAUsableLatestTheNewestCompleteFolderLeads) {
+  const fs::path root = test::scratch_dir("checkpoint_layout_no_latest");
+  touch(root / "step_0000010" / "model.h5");
+  touch(root / "step_0000020" / "model.h5");
+  touch(root / "step_0000030.tmp" / "shard_00000.h5");
+  const ResumeCandidates missing = resume_candidates(root);
+  EXPECT_EQ(steps_of(missing), (std::vector<std::int64_t>{20, 10}));
+  EXPECT_NE(missing.notice.find("latest' is missing"), std::string::npos) << missing.notice;
+  for (const char* text : {"step_0000040\n", "garbage"}) {
+    touch(root / "latest", text);
+    const ResumeCandidates dangling = resume_candidates(root);
+    EXPECT_EQ(steps_of(dangling), (std::vector<std::int64_t>{20, 10})) << text;
+    EXPECT_NE(dangling.notice.find(text == std::string("garbage") ? "garbage" : "step_0000040"),
+              std::string::npos)
+        << dangling.notice;
+  }
+}
+
+TEST(CheckpointLayout, NamedCandidatesAreAStepFolderOrARunsCheckpoints) {
   const fs::path run = test::scratch_dir("checkpoint_layout_named");
   touch(run / "ckpt" / "step_0000010" / "model.h5");
   touch(run / "ckpt" / "step_0000020" / "model.h5");
   touch(run / "ckpt" / "latest", "step_0000010\n");
-  EXPECT_EQ(named_checkpoint(run / "ckpt" / "step_0000020").step, 20);
-  const CheckpointInfo latest = named_checkpoint(run);
-  EXPECT_EQ(latest.step, 10);
-  EXPECT_EQ(latest.path, run / "ckpt" / "step_0000010");
+  EXPECT_EQ(steps_of(named_resume_candidates(run / "ckpt" / "step_0000020")),
+            (std::vector<std::int64_t>{20}));
+  const ResumeCandidates of_run = named_resume_candidates(run);
+  EXPECT_EQ(steps_of(of_run), (std::vector<std::int64_t>{10}));
+  EXPECT_EQ(of_run.newest_first.front().path, run / "ckpt" / "step_0000010");
   for (const fs::path& wrong : {run / "ckpt", run / "nowhere", run / "ckpt" / "step_0000030"}) {
     try {
-      named_checkpoint(wrong);
+      named_resume_candidates(wrong);
       FAIL() << "accepted " << wrong;
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find(wrong.string()), std::string::npos) << e.what();
@@ -112,6 +148,29 @@ TEST(DurableFile, ReplaceAndRename) {
   EXPECT_TRUE(fs::is_directory(dir / "b"));
   EXPECT_THROW(rename_durably(dir / "missing", dir / "c"), Error);
   EXPECT_THROW(sync_path(dir / "missing"), Error);
+}
+
+TEST(DurableFile, AFailedReplacementLeavesTheOldFileAndNoTemporary) {
+  const fs::path dir = test::scratch_dir("durable_file_failure");
+  replace_file_atomically(dir / "f", "one");
+  // A non-empty folder where the file should go: the rename over it fails.
+  fs::create_directories(dir / "g" / "inside");
+  try {
+    replace_file_atomically(dir / "g", "two");
+    FAIL() << "replaced a non-empty folder";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot rename"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "g.tmp"));
+  EXPECT_TRUE(fs::is_directory(dir / "g" / "inside"));
+  // /dev/full takes no byte: the write fails with the system's words for a full disk.
+  try {
+    write_file_durably("/dev/full", "x");
+    FAIL() << "wrote to /dev/full";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ TEST_P(PlanMemory, EqualsTheCpuRunsPeaksExactly) {
 
   CpuBackend cpu;
   EmulatedComm cpu_comm(world, rank, 150, 10, cpu);
-  train(cfg, cpu_comm, cpu, "plan_memory_test");
+  train(cfg, decide_run_start(cfg), cpu_comm, cpu, "plan_memory_test");
   const std::string metrics = (std::filesystem::path(output) / "metrics.h5").string();
   const std::vector<MemoryPeaks> run = test::recorded_peaks(metrics);
 

@@ -270,6 +270,16 @@ TEST_F(RecordIODataset, ConfigThatDoesNotFitTheHeaderIsAUsageError) {
   EXPECT_NE(text.find("no such folder"), std::string::npos) << text;
 }
 
+TEST_F(RecordIODataset, ImagesOfAnotherSizeAreAUsageErrorAtOpen) {
+  Config cfg = dataset_config(dataset_, 4, 1);
+  cfg.image_size = 32;
+  const std::string text = error_text([&] { make_data_source(cfg, 0, 1); });
+  EXPECT_NE(text.find("usage:"), std::string::npos) << text;
+  EXPECT_NE(text.find("holds 112x112 images (key 1), but image_size = 32; set image_size = 112"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(RecordIODataset, MissingOrMismatchedIndexIsAClearError) {
   const std::string dir = test::scratch_dir("recordio_dataset_index");
   auto copy_dataset = [&](const std::string& name) {

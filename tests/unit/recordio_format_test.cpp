@@ -139,6 +139,17 @@ TEST(RecordIOFormat, IndexErrorsNameTheFileAndLine) {
   }
   test::write_file(dir + "/dup.idx", {'1', '\t', '0', '\n', '1', '\t', '4', '\n'});
   EXPECT_THROW(RecordIOIndex::load(dir + "/dup.idx"), Error);
+  // Keys that share an offset would all read one record.
+  const std::string shared = "0\t0\n1\t8\n2\t8\n3\t8\n4\t16\n";
+  test::write_file(dir + "/shared.idx", std::vector<std::uint8_t>(shared.begin(), shared.end()));
+  try {
+    RecordIOIndex::load(dir + "/shared.idx");
+    FAIL() << "an index whose keys share an offset was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("keys 1 and 2 (and 1 more) point at the same offset 8"),
+              std::string::npos)
+        << e.what();
+  }
   EXPECT_THROW(RecordIOIndex::load(dir + "/missing.idx"), Error);
 }
 

@@ -103,6 +103,14 @@ TEST(RunControl, InjectedFaultFiresOnlyAtItsRankAndStep) {
   }
 }
 
+TEST(RunControl, AFaultForARankTheRunLacksIsRefused) {
+  EXPECT_NO_THROW(check_fault_rank(std::nullopt, 2));
+  EXPECT_NO_THROW(check_fault_rank(parse_injected_fault("rank:1,step:2"), 2));
+  EXPECT_EQ(test::usage_error([] { check_fault_rank(parse_injected_fault("rank:9,step:2"), 2); }),
+            "PFC_FAULT names rank 9, but this run has 2 ranks (0..1): the fault would never "
+            "strike");
+}
+
 TEST(RunControl, CheckpointFaultDoesNotFireAtTheStep) {
   const auto fault = parse_injected_fault("rank:1,step:10,at:checkpoint");
   EXPECT_NO_THROW(check_injected_fault(fault, 1, 10));

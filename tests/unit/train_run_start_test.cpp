@@ -47,8 +47,9 @@ TEST(RunStart, FalseStartsANewRunAndSaysNothing) {
   fake_checkpoint(output, 10);
   const RunStart start = decide_run_start(config(output, {}));
   EXPECT_EQ(start.kind, StartKind::fresh);
-  EXPECT_FALSE(start.checkpoint);
+  EXPECT_TRUE(start.candidates.newest_first.empty());
   EXPECT_EQ(start.reason, "");
+  EXPECT_FALSE(start.owns_output());  // the output guard refuses it: output holds a run
 }
 
 TEST(RunStart, TrueNeedsACheckpoint) {
@@ -60,8 +61,9 @@ TEST(RunStart, TrueNeedsACheckpoint) {
   fake_checkpoint(output, 20);
   const RunStart start = decide_run_start(cfg);
   EXPECT_EQ(start.kind, StartKind::continue_run);
-  ASSERT_TRUE(start.checkpoint);
-  EXPECT_EQ(start.checkpoint->step, 20);
+  ASSERT_FALSE(start.candidates.newest_first.empty());
+  EXPECT_EQ(start.candidates.newest_first.front().step, 20);
+  EXPECT_TRUE(start.owns_output());
 }
 
 TEST(RunStart, AutoStartsThenContinues) {
@@ -71,11 +73,12 @@ TEST(RunStart, AutoStartsThenContinues) {
   EXPECT_EQ(first.kind, StartKind::fresh);
   EXPECT_EQ(first.reason, "resume = \"auto\": " + (output / "ckpt").string() +
                               " holds no checkpoint; starting a new run");
+  EXPECT_TRUE(first.owns_output());  // an earlier attempt's leftovers make way
   fake_checkpoint(output, 30);
   const RunStart later = decide_run_start(cfg);
   EXPECT_EQ(later.kind, StartKind::continue_run);
-  ASSERT_TRUE(later.checkpoint);
-  EXPECT_EQ(later.checkpoint->path, output / "ckpt" / "step_0000030");
+  ASSERT_FALSE(later.candidates.newest_first.empty());
+  EXPECT_EQ(later.candidates.newest_first.front().path, output / "ckpt" / "step_0000030");
   EXPECT_EQ(later.reason, "resume = \"auto\": " + (output / "ckpt").string() +
                               " has a checkpoint; continuing the run");
 }
@@ -96,8 +99,9 @@ TEST(RunStart, ResumeFromStartsFromAnotherRun) {
   const std::string from = "resume_from=\"" + other.string() + "\"";
   const RunStart plain = decide_run_start(config(output, {from}));
   EXPECT_EQ(plain.kind, StartKind::from_checkpoint);
-  ASSERT_TRUE(plain.checkpoint);
-  EXPECT_EQ(plain.checkpoint->step, 40);
+  ASSERT_FALSE(plain.candidates.newest_first.empty());
+  EXPECT_EQ(plain.candidates.newest_first.front().step, 40);
+  EXPECT_FALSE(plain.owns_output());
 
   // "auto" with resume_from: the other run's checkpoint until this run has one of its own.
   const Config automatic = config(output, {from, "resume=auto"});
@@ -107,7 +111,7 @@ TEST(RunStart, ResumeFromStartsFromAnotherRun) {
   fake_checkpoint(output, 45);
   const RunStart later = decide_run_start(automatic);
   EXPECT_EQ(later.kind, StartKind::continue_run);
-  EXPECT_EQ(later.checkpoint->step, 45);
+  EXPECT_EQ(later.candidates.newest_first.front().step, 45);
 }
 
 TEST(RunStart, ResumeFromInsideOutputContinuesTheRun) {

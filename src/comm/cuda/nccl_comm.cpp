@@ -5,7 +5,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/cuda_handles.h"
-#include "comm/mpi_host_gather.h"
+#include "comm/mpi_comm.h"
 #include "core/error.h"
 
 namespace pfc {
@@ -75,7 +75,8 @@ ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::max ? ncclMax : ncclSu
 
 class NcclComm final : public Comm {
  public:
-  NcclComm(CudaBackend& backend, MPI_Comm comm) : backend_(backend), mpi_(comm) {
+  NcclComm(CudaBackend& backend, MPI_Comm comm, double collective_timeout_s)
+      : backend_(backend), mpi_(comm), host_(comm, INT_MAX, collective_timeout_s) {
     MPI_Comm_rank(mpi_, &rank_);
     MPI_Comm_size(mpi_, &world_);
     const NodePlacement placement = node_placement(mpi_);
@@ -174,19 +175,13 @@ class NcclComm final : public Comm {
     backend_.synchronize();
     PFC_CHECK_CUDA(cudaStreamSynchronize(stream_));
     check_async("barrier");
-    check_mpi(MPI_Barrier(mpi_), "Barrier", rank_);
+    host_.barrier();
   }
 
-  Tensor all_gather_host(const Tensor& mine) override {
-    return mpi_all_gather_host(mpi_, world_, mine);
-  }
+  Tensor all_gather_host(const Tensor& mine) override { return host_.all_gather_host(mine); }
 
   double all_reduce_scalar(double value, ReduceOp op) override {
-    double result = 0.0;
-    check_mpi(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, op == ReduceOp::max ? MPI_MAX : MPI_SUM,
-                            mpi_),
-              "Allreduce(scalar)", rank_);
-    return result;
+    return host_.all_reduce_scalar(value, op);
   }
 
  private:
@@ -223,6 +218,7 @@ class NcclComm final : public Comm {
 
   CudaBackend& backend_;
   MPI_Comm mpi_;
+  MpiComm host_;  // host scalars and the barrier, under the collective watchdog
   int rank_ = 0, world_ = 1, local_rank_ = 0;
   ncclComm_t nccl_ = nullptr;
   cuda::Stream stream_;
@@ -234,11 +230,12 @@ class NcclComm final : public Comm {
 
 int nccl_device_ordinal(MPI_Comm comm) { return device_for(node_placement(comm)); }
 
-std::unique_ptr<Comm> make_nccl_comm(Backend& backend, MPI_Comm comm) {
+std::unique_ptr<Comm> make_nccl_comm(Backend& backend, MPI_Comm comm,
+                                     double collective_timeout_s) {
   auto* cuda_backend = dynamic_cast<CudaBackend*>(&backend);
   PFC_CHECK(cuda_backend != nullptr, "the NCCL communicator needs the CUDA backend, not {}",
             backend.name());
-  return std::make_unique<NcclComm>(*cuda_backend, comm);
+  return std::make_unique<NcclComm>(*cuda_backend, comm, collective_timeout_s);
 }
 
 }  // namespace pfc

@@ -28,7 +28,12 @@ namespace pfc {
 int nccl_device_ordinal(MPI_Comm comm);
 
 // `backend` must be a CudaBackend (throws pfc::Error otherwise) on the GPU
-// nccl_device_ordinal() chose. Collective: every rank of `comm` must call it.
-std::unique_ptr<Comm> make_nccl_comm(Backend& backend, MPI_Comm comm = MPI_COMM_WORLD);
+// nccl_device_ordinal() chose. Collective: every rank of `comm` must call it. The host-side
+// collectives (all_reduce_scalar, barrier) go through an MpiComm with collective_timeout_s
+// (0: wait forever); the NCCL collectives themselves are not watched: a rank that stops while
+// its peers wait in an NCCL kernel leaves them waiting in the device (ending that takes
+// ncclCommAbort from a watchdog thread, as PyTorch does).
+std::unique_ptr<Comm> make_nccl_comm(Backend& backend, MPI_Comm comm = MPI_COMM_WORLD,
+                                     double collective_timeout_s = 0.0);
 
 }  // namespace pfc

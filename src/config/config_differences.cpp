@@ -1,0 +1,17 @@
+#include "config/config_differences.h"
+
+#include "config/config_keys.h"
+#include "config/format_config_value.h"
+
+namespace pfc {
+
+std::vector<ConfigDifference> config_differences(const Config& before, const Config& after) {
+  std::vector<ConfigDifference> differences;
+  for (const ConfigKey& key : config_keys()) {
+    std::string a = format_config_value(before, key), b = format_config_value(after, key);
+    if (a != b) differences.push_back({std::string(key.name), std::move(a), std::move(b)});
+  }
+  return differences;
+}
+
+}  // namespace pfc
