@@ -6,14 +6,8 @@
 # its AdamW moments, the global class centres and both of theirs, the update counts, every
 # state attribute); and 3 ranks train on from the re-split one.
 set -euo pipefail
-python=/usr/bin/python3
-if ! "$python" -c 'import h5py' 2>/dev/null; then
-  echo "skipped: $python cannot import h5py"
-  exit 77
-fi
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-cd "${PFC_SOURCE_DIR:?}"
+. "$(dirname "${BASH_SOURCE[0]}")/run_support.sh"
+out=$work
 adamw=(--set 'optimizer="adamw"' --set lr=0.001 --set weight_decay=0.1 --set 'lr_scaling="none"'
        --set gradient_acc=2 --set frequent=1 --set checkpoint_every=4 --set steps=8)
 train() {  # train RANKS OUTPUT ARGS...: a run of input/smoke.toml with the settings above
