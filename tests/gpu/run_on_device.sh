@@ -15,14 +15,14 @@
 # The plan runs what decides whether the rest is worth running first (the gpu tests, the
 # cuda-vs-cpu training losses: when both fail, the GPU steps after them are skipped), then the
 # headline benchmarks, then golden and the rest. Each step has a limit (LIMIT below); the
-# limits add up to less than the budget (PFC_DEVICE_BUDGET_S, default 420 s, less
+# limits add up to less than the budget (PFC_DEVICE_BUDGET_S, default 430 s, less
 # PACK_RESERVE_S for packing), and a step whose limit no longer fits in what is left is
 # skipped, never started short. The sweep comes last and gets what the steps before it did
 # not use.
 #
 # Variables:
 #   PFC_DIST             the installed tree (default ./dist)
-#   PFC_DEVICE_BUDGET_S  seconds for the whole script (default 420)
+#   PFC_DEVICE_BUDGET_S  seconds for the whole script (default 430)
 #   PFC_DEVICE_STEPS     run only these steps (names as in LIMIT), e.g. to rerun what failed
 #   PFC_DEVICE_PART      "sweep": only the emulated sweep, with the whole budget
 #   PFC_DEVICE_LIB_DIRS  folders to consider, before the usual ones, for newer CUDA libraries
@@ -37,7 +37,7 @@ set -u -o pipefail
 
 OUTDIR=${1:?usage: tests/gpu/run_on_device.sh OUTDIR}
 mkdir -p "$OUTDIR" && OUTDIR=$(cd "$OUTDIR" && pwd)
-BUDGET_S=${PFC_DEVICE_BUDGET_S:-420}
+BUDGET_S=${PFC_DEVICE_BUDGET_S:-430}
 PACK_RESERVE_S=10
 ARCHIVE_LIMIT_BYTES=$((15 * 1024 * 1024))  # under the 16 MiB a returned file may have
 
