@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Plots the benchmark tables: speed and memory per GPU against identities, one line per
-method (DP, MP, PFC 0.1, ...), ours solid and the seed's (8 x V100-32GB) dashed.
+method (DP, MP, PFC 0.1, ...), ours solid and the seed's (8 x V100-32GB) dashed; and, for runs
+that verified val_targets while training, verification accuracy against step.
 
 Usage:
     build/bin/pfc report output/bench --csv output/bench/report.csv
@@ -12,8 +13,13 @@ For emulated runs the speed drawn is the one with the modelled communication add
 (samples_per_s_with_comm), the figure to hold against the seed's measured one. A cell without
 figures is a gap in its line, never a 0: a vertical line marks it, dotted where the run did not
 fit, dash-dotted where it stopped before a timed step (not measured), dashed where it failed;
-each has its legend entry. Needs matplotlib (python3-matplotlib); the CSV's columns are
-documented in src/io/report_format.h.
+each has its legend entry.
+
+    build/bin/pfc report output/run --verification-csv output/run/verification.csv
+    python3 jobs/plot_report.py --verification output/run/verification.csv
+writes accuracy.png (Accuracy-Flip, mean and +-std over the folds, per run and target).
+Needs matplotlib (python3-matplotlib); the CSVs' columns are documented in
+src/io/report_format.h and src/io/report_verification.h.
 """
 import argparse
 import csv
@@ -141,16 +147,62 @@ def plot(rows, out_dir):
     return written
 
 
+VERIFICATION_COLUMNS = ("path", "target", "step", "accuracy", "accuracy_std")
+
+
+def read_verification(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if rows and not all(c in rows[0] for c in VERIFICATION_COLUMNS):
+        sys.exit(f"plot_report: {path} is not a CSV written by `pfc report --verification-csv`")
+    return rows
+
+
+def plot_verification(rows, out_dir):
+    """accuracy.png: Accuracy-Flip against step, one line (and its +-std band) per run/target."""
+    series = {}
+    for row in rows:
+        key = (row["path"], row["target"])
+        series.setdefault(key, []).append(
+            (int(row["step"]), float(row["accuracy"]), float(row["accuracy_std"])))
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    several_runs = len({path for path, _ in series}) > 1
+    for i, ((path, target), points) in enumerate(sorted(series.items())):
+        points.sort()
+        steps, acc, std = zip(*points)
+        label = f"{target} ({os.path.dirname(path)})" if several_runs else target
+        ax.plot(steps, acc, "o-", color=f"C{i}", label=label)
+        ax.fill_between(steps, [a - s for a, s in zip(acc, std)],
+                        [a + s for a, s in zip(acc, std)], color=f"C{i}", alpha=0.2)
+    ax.set_xlabel("step")
+    ax.set_ylabel("verification accuracy (flip, 10 folds)")
+    ax.set_title("Accuracy-Flip against step (band: +-std over folds)")
+    ax.grid(True, alpha=0.3)
+    if series:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "accuracy.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("csv", help="CSV written by `pfc report --csv FILE`")
-    parser.add_argument("--out", help="folder for speed.png and memory.png")
+    parser.add_argument("csv", nargs="?", help="CSV written by `pfc report --csv FILE`")
+    parser.add_argument("--verification",
+                        help="CSV written by `pfc report --verification-csv FILE`")
+    parser.add_argument("--out", help="folder for the PNGs (default: the CSV's folder)")
     args = parser.parse_args()
-    rows = read_rows(args.csv)
-    out_dir = args.out or os.path.dirname(os.path.abspath(args.csv))
+    if not args.csv and not args.verification:
+        parser.error("give the report CSV, --verification CSV, or both")
+    out_dir = args.out or os.path.dirname(os.path.abspath(args.csv or args.verification))
     os.makedirs(out_dir, exist_ok=True)
-    for path in plot(rows, out_dir):
-        print(path)
+    if args.csv:
+        for path in plot(read_rows(args.csv), out_dir):
+            print(path)
+    if args.verification:
+        print(plot_verification(read_verification(args.verification), out_dir))
 
 
 if __name__ == "__main__":

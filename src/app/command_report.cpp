@@ -1,7 +1,8 @@
 // `pfc report DIR...`: rebuilds the seed's two benchmark tables (speed, memory per GPU) from
 // the metrics.h5 files that benchmark runs (jobs/bench_row.sh) or plans (jobs/plan_sweep.sh)
 // wrote under DIR, ours beside the seed's figures; Markdown, CSV, or both, printed and
-// optionally written to files.
+// optionally written to files. Runs that verified val_targets while training add a table of
+// accuracy by step (and its CSV, for jobs/plot_report.py --verification).
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <mpi.h>
@@ -15,6 +16,7 @@
 #include "io/report_format.h"
 #include "io/report_runs.h"
 #include "io/report_table.h"
+#include "io/report_verification.h"
 
 namespace pfc {
 
@@ -24,6 +26,7 @@ struct ReportOptions {
   std::vector<std::string> paths;
   std::string format = "markdown";
   std::string csv_file;
+  std::string verification_csv_file;
   std::string markdown_file;
 };
 
@@ -59,6 +62,17 @@ int run_report(const ReportOptions& options) {
   if (!options.csv_file.empty()) write_text_file(options.csv_file, format_report_csv(table), "CSV");
   if (!options.markdown_file.empty())
     write_text_file(options.markdown_file, format_report_markdown(table), "Markdown");
+
+  const bool show_verification = options.format != "csv";
+  if (!show_verification && options.verification_csv_file.empty()) return kExitOk;
+  std::vector<std::string> paths;
+  for (const BenchRun& run : found.runs) paths.push_back(run.path);
+  const std::vector<RunVerification> verified = read_run_verifications(paths);
+  if (!verified.empty() && show_verification)
+    fmt::print("\n{}", format_verification_markdown(verified));
+  if (!options.verification_csv_file.empty())
+    write_text_file(options.verification_csv_file, format_verification_csv(verified),
+                    "verification CSV");
   return kExitOk;
 }
 
@@ -77,6 +91,9 @@ CommandRunner add_report_command(CLI::App& app) {
   cmd->add_option("--csv", options->csv_file, "also write the CSV table to this file");
   cmd->add_option("--markdown", options->markdown_file,
                   "also write the Markdown tables to this file");
+  cmd->add_option("--verification-csv", options->verification_csv_file,
+                  "write the runs' verification accuracy by step (val_targets) to this CSV "
+                  "file, for jobs/plot_report.py --verification");
   return [options] { return run_report(*options); };
 }
 

@@ -16,5 +16,8 @@ CommandRunner add_train_command(CLI::App& app);
 CommandRunner add_plan_command(CLI::App& app);
 CommandRunner add_pack_command(CLI::App& app);
 CommandRunner add_report_command(CLI::App& app);
+CommandRunner add_verify_command(CLI::App& app);
+CommandRunner add_embed_command(CLI::App& app);
+CommandRunner add_export_command(CLI::App& app);
 
 }  // namespace pfc

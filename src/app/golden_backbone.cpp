@@ -105,7 +105,8 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
   table.compare("input (fill rule)", to_host_f64(backend, filled).data<double>(),
                 to_host_f64(backend, input).data<double>(), input.numel(), {});
 
-  const Tensor embeddings = to_host_f64(backend, model.forward(golden_images(backend, input)));
+  const Tensor images = golden_images(backend, input);
+  const Tensor embeddings = to_host_f64(backend, model.forward(images, ForwardMode::training));
   if (auto ref = file.reference(network.group, golden_case.name, "embeddings"))
     compare_reference(table, "embeddings", embeddings, *ref);
 
@@ -144,10 +145,10 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
     if (!ref) continue;
     compare_reference(table, b->name, to_host_f64(backend, b->value), *ref);
   }
-  // The inference forward (every batch-norm on the running statistics above) is not built
-  // yet; when it is, its embeddings are compared here with the file's eval_embeddings.
-  if (file.reference(network.group, golden_case.name, "eval_embeddings"))
-    table.skip("eval_embeddings", "needs the inference forward (model.eval())");
+  // The inference forward (model.eval()): every batch-norm on the running statistics above.
+  if (auto ref = file.reference(network.group, golden_case.name, "eval_embeddings"))
+    compare_reference(table, "eval_embeddings",
+                      to_host_f64(backend, model.forward(images, ForwardMode::inference)), *ref);
 }
 
 }  // namespace pfc

@@ -26,6 +26,9 @@ int main(int argc, char** argv) {
   add(pfc::add_plan_command);
   add(pfc::add_pack_command);
   add(pfc::add_report_command);
+  add(pfc::add_verify_command);
+  add(pfc::add_embed_command);
+  add(pfc::add_export_command);
 
   try {
     app.parse(argc, argv);

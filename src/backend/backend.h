@@ -109,11 +109,11 @@ class Backend {
   virtual void conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x,
                                       const Tensor& dy, Tensor& dw) = 0;
 
-  // ---- batch-norm in training mode over x [rows, channels] ---------------------------
-  // Normalises with the biased batch variance, updates running_var with the unbiased one:
-  // running = (1 - momentum) * running + momentum * batch. saved_mean/saved_invstd [channels]
-  // are kept for backward. Parameters and statistics are f32 whatever x's dtype, or f64 with
-  // f64 x (an f64 run, on the CPU).
+  // ---- batch-norm over x [rows, channels] ----------------------------------------------
+  // Training mode: normalises with the biased batch variance, updates running_var with the
+  // unbiased one: running = (1 - momentum) * running + momentum * batch.
+  // saved_mean/saved_invstd [channels] are kept for backward. Parameters and statistics are
+  // f32 whatever x's dtype, or f64 with f64 x (an f64 run, on the CPU).
   virtual void batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                        Tensor& running_mean, Tensor& running_var,
                                        double momentum, double eps, Tensor& y,
@@ -121,6 +121,13 @@ class Backend {
   virtual void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                   const Tensor& saved_mean, const Tensor& saved_invstd,
                                   Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+  // Batch-norm in inference mode (PyTorch's model.eval()): the running statistics stand in
+  // for the batch's, y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta. Nothing
+  // is kept or updated; any number of rows, one included.
+  virtual void batchnorm_forward_inference(const Tensor& x, const Tensor& gamma,
+                                           const Tensor& beta, const Tensor& running_mean,
+                                           const Tensor& running_var, double eps,
+                                           Tensor& y) = 0;
 
   // ---- PReLU over x [rows, channels], one slope per channel ---------------------------
   virtual void prelu_forward(const Tensor& x, const Tensor& slope, Tensor& y) = 0;

@@ -262,6 +262,23 @@ ChannelRows batchnorm_forward_train(const OperandRules& r, const Tensor& x, cons
   return d;
 }
 
+// Inference uses no batch statistics, so any row count will do, none included.
+ChannelRows batchnorm_forward_inference(const OperandRules& r, const Tensor& x,
+                                        const Tensor& gamma, const Tensor& beta,
+                                        const Tensor& running_mean, const Tensor& running_var,
+                                        const Tensor& y) {
+  const char* op = "batchnorm_forward_inference";
+  const ChannelRows d = channel_rows(r, x, op);
+  const DType p = parameter_type(r, gamma, x.dtype(), op, "gamma");
+  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
+                                                          {&beta, "beta"},
+                                                          {&running_mean, "running_mean"},
+                                                          {&running_var, "running_var"}};
+  for (const auto& [t, name] : params) vector_of(r, *t, d.channels, p, op, name);
+  like(r, y, x, op, "y");
+  return d;
+}
+
 ChannelRows batchnorm_backward(const OperandRules& r, const Tensor& dy, const Tensor& x,
                                const Tensor& gamma, const Tensor& saved_mean,
                                const Tensor& saved_invstd, const Tensor& dx, const Tensor& dgamma,

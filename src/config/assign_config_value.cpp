@@ -72,6 +72,11 @@ std::optional<std::int64_t> as_integer(const toml::node& value) {
   return std::nullopt;
 }
 
+std::optional<std::string> as_string(const toml::node& value) {
+  if (const auto* s = value.as_string()) return s->get();
+  return std::nullopt;
+}
+
 // Stores the converted value, or says that the value is not of the key's type.
 struct Assigner {
   Config& cfg;
@@ -100,6 +105,9 @@ struct Assigner {
     if (!v || v->size() != 3) return false;
     std::copy(v->begin(), v->end(), (cfg.*m).begin());
     return true;
+  }
+  bool operator()(std::vector<std::string> Config::*m) const {
+    return store(m, as_vector<std::string>(value, as_string));
   }
 
   bool operator()(ResumeMode Config::*m) const {

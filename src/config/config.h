@@ -36,6 +36,8 @@ struct Config {
   std::string output = "output/run";
   std::int64_t seed = 2048;
   std::int64_t frequent = 10;         // log every this many steps
+  std::vector<std::string> val_targets;  // verification sets <rec>/<name>.bin
+  std::int64_t verbose = 2000;        // verify every this many steps (and at the end)
 
   // ---- ours ------------------------------------------------------------------------------
   std::string method = "pfc";         // "dp" | "mp" | "pfc"

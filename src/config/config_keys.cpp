@@ -67,6 +67,13 @@ const ConfigKey kKeys[] = {
      {.min = at_least(0)}},
     {"frequent", &Config::frequent, "log speed, loss and learning rate every this many steps",
      {.min = at_least(1)}},
+    {"val_targets", &Config::val_targets,
+     "verification sets checked during training: names of insightface .bin files in `rec` "
+     "(<rec>/<name>.bin, e.g. [\"lfw\", \"cfp_fp\", \"agedb_30\"]); [] checks none",
+     {.non_empty = true}},
+    {"verbose", &Config::verbose,
+     "run the verification of val_targets every this many steps, and after the last one",
+     {.min = at_least(1)}},
     // ---- ours --------------------------------------------------------------------------------
     {"method", &Config::method,
      "classifier: dp (whole on every rank), mp (split by class), pfc (split and sampled)",
@@ -197,6 +204,9 @@ std::string describe_type(const ConfigKey& key) {
     std::string operator()(std::array<double, 3> Config::*) const {
       return "an array of 3 numbers";
     }
+    std::string operator()(std::vector<std::string> Config::*) const {
+      return "an array of strings";
+    }
     std::string operator()(ResumeMode Config::*) const { return "true, false or \"auto\""; }
   };
   return std::visit(Namer{}, key.field);
@@ -214,14 +224,15 @@ std::string describe_range(const ConfigLimits& l) {
 bool is_array_key(const ConfigKey& key) {
   return std::holds_alternative<std::vector<std::int64_t> Config::*>(key.field) ||
          std::holds_alternative<std::vector<double> Config::*>(key.field) ||
-         std::holds_alternative<std::array<double, 3> Config::*>(key.field);
+         std::holds_alternative<std::array<double, 3> Config::*>(key.field) ||
+         std::holds_alternative<std::vector<std::string> Config::*>(key.field);
 }
 
 std::string describe_limits(const ConfigKey& key) {
   const ConfigLimits& l = key.limits;
   std::vector<std::string> parts;
   if (!l.choices.empty()) parts.push_back(fmt::format("one of {}", l.choices));
-  if (l.non_empty) parts.push_back("not empty");
+  if (l.non_empty) parts.push_back(is_array_key(key) ? "no empty string" : "not empty");
   if (l.length != 0) parts.push_back(fmt::format("exactly {} elements", l.length));
   const std::string range = describe_range(l);
   if (!range.empty()) parts.push_back(is_array_key(key) ? "each " + range : range);

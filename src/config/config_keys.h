@@ -20,7 +20,8 @@ namespace pfc {
 using ConfigField =
     std::variant<bool Config::*, std::int64_t Config::*, double Config::*, std::string Config::*,
                  std::vector<std::int64_t> Config::*, std::vector<double> Config::*,
-                 std::array<double, 3> Config::*, ResumeMode Config::*>;
+                 std::array<double, 3> Config::*, std::vector<std::string> Config::*,
+                 ResumeMode Config::*>;
 
 struct ConfigBound {
   double value;
@@ -33,7 +34,7 @@ struct ConfigLimits {
   std::optional<ConfigBound> min = std::nullopt;
   std::optional<ConfigBound> max = std::nullopt;
   std::string_view choices = {};  // strings: the allowed values separated by '|' (empty: any)
-  bool non_empty = false;         // strings: must not be ""
+  bool non_empty = false;         // strings, and each string of a list: must not be ""
   std::size_t length = 0;         // arrays: exact number of elements (0: any)
 };
 

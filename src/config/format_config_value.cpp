@@ -65,6 +65,9 @@ std::string format_config_value(const Config& cfg, const ConfigKey& key) {
     std::string operator()(std::array<double, 3> Config::*m) const {
       return toml_array(cfg.*m, toml_float);
     }
+    std::string operator()(std::vector<std::string> Config::*m) const {
+      return toml_array(cfg.*m, toml_string);
+    }
     std::string operator()(ResumeMode Config::*m) const {
       switch (cfg.*m) {
         case ResumeMode::on: return "true";

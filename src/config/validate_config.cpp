@@ -94,6 +94,12 @@ struct LimitCheck {
   std::optional<std::string> operator()(std::array<double, 3> Config::*m) const {
     return elements(cfg.*m);
   }
+  std::optional<std::string> operator()(std::vector<std::string> Config::*m) const {
+    const auto& values = cfg.*m;
+    if (key.limits.non_empty && std::find(values.begin(), values.end(), "") != values.end())
+      return std::string("must not hold an empty string");
+    return std::nullopt;
+  }
   std::optional<std::string> operator()(ResumeMode Config::*) const { return std::nullopt; }
 
   std::optional<std::string> number(double v) const {
@@ -171,6 +177,20 @@ const Rule kRules[] = {
                          "checkpoint: set one of them (resume = \"auto\" does the first when "
                          "`output` has a checkpoint, else the second)",
                          d.setting("resume"), d.setting("resume_from"));
+    },
+    [](const Config& c, const Describer& d) -> std::optional<std::string> {
+      if (c.val_targets.empty() || c.emulate_world_size == 0) return std::nullopt;
+      return fmt::format("{} cannot be verified in an emulated run ({}): it plays one rank of "
+                         "a world that does not exist; set val_targets = []",
+                         d.setting("val_targets"), d.setting("emulate_world_size"));
+    },
+    [](const Config& c, const Describer& d) -> std::optional<std::string> {
+      if (std::none_of(c.val_targets.begin(), c.val_targets.end(), [](const std::string& n) {
+            return n.find('/') != std::string::npos;
+          }))
+        return std::nullopt;
+      return fmt::format("{} names files in `rec` (<rec>/<name>.bin): a name holds no '/'",
+                         d.setting("val_targets"));
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
       // Every rank of dp holds the whole classifier, f32, with its momentum.

@@ -167,6 +167,17 @@ Checkpoint read_checkpoint(const fs::path& folder, const CheckpointRequest& requ
   });
 }
 
+CheckpointBackbone read_checkpoint_backbone(const fs::path& folder) {
+  return naming_checkpoint(folder, [&] {
+    const h5::File model = open_model(folder);
+    CheckpointBackbone backbone;
+    backbone.state = read_state(model.id());
+    backbone.parameters = read_named(model.id(), "/backbone/parameters");
+    backbone.buffers = read_named(model.id(), "/backbone/buffers");
+    return backbone;
+  });
+}
+
 Tensor read_class_matrix(const fs::path& folder, const std::string& which) {
   return naming_checkpoint(folder, [&] {
     const h5::File model = open_model(folder);

@@ -25,6 +25,15 @@ struct CheckpointRequest {
 // `folder` is a step folder (latest_checkpoint(root)->path).
 Checkpoint read_checkpoint(const std::filesystem::path& folder, const CheckpointRequest& request);
 
+// The backbone's parameters and buffers and the training state (the run's config included)
+// of the step folder `folder`, without the classifier: what inference and export read.
+struct CheckpointBackbone {
+  std::vector<NamedTensor> parameters;
+  std::vector<NamedTensor> buffers;
+  TrainingState state;
+};
+CheckpointBackbone read_checkpoint_backbone(const std::filesystem::path& folder);
+
 // The whole [num_classes, emb] matrix of "weight" or of one of the optimiser's moments
 // ("momentum"; "exp_avg", "exp_avg_sq") (tools and tests).
 Tensor read_class_matrix(const std::filesystem::path& folder, const std::string& which);

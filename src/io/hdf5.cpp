@@ -296,6 +296,23 @@ void write_tensor(hid_t loc, const std::string& path, const Tensor& host) {
                  loc, fmt::format("write dataset '{}'", path));
 }
 
+void write_strings(hid_t loc, const std::string& path, const std::vector<std::string>& values) {
+  Handle type(H5Tcopy(H5T_C_S1));
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  const hsize_t n = values.size();
+  Handle space(H5Screate_simple(1, &n, nullptr));
+  Handle plist = link_creation_with_parents();
+  Handle dataset(checked(H5Dcreate2(loc, path.c_str(), type.get(), space.get(), plist.get(),
+                                    H5P_DEFAULT, H5P_DEFAULT),
+                         loc, fmt::format("create dataset '{}'", path)));
+  if (values.empty()) return;
+  std::vector<const char*> text;
+  for (const std::string& v : values) text.push_back(v.c_str());
+  checked_status(H5Dwrite(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, text.data()),
+                 loc, fmt::format("write dataset '{}'", path));
+}
+
 bool has_checksum(hid_t loc, const std::string& path) {
   Handle dataset(checked(H5Dopen2(loc, path.c_str(), H5P_DEFAULT), loc,
                          fmt::format("open dataset '{}'", path)));

@@ -93,6 +93,8 @@ Tensor read_tensor(hid_t loc, const std::string& path, DType as);
 // rows with HDF5's Fletcher32 checksum (but for scalars and empty tensors), so that reading
 // damaged data back fails with "data error detected by Fletcher32 checksum".
 void write_tensor(hid_t loc, const std::string& path, const Tensor& host);
+// Writes [n] variable-length UTF-8 strings as a new dataset (h5py reads them as bytes/str).
+void write_strings(hid_t loc, const std::string& path, const std::vector<std::string>& values);
 // Whether a dataset carries the Fletcher32 checksum (files of older versions do not).
 bool has_checksum(hid_t loc, const std::string& path);
 

@@ -47,26 +47,28 @@ Handle parents_created() {
   return plist;
 }
 
+// Appends `rows` rows of `count` values each (row-major at `values`).
 void append(hid_t loc, const std::string& path, hid_t mem_type, const void* values,
-            std::size_t count) {
+            std::size_t count, std::size_t rows = 1) {
   Handle dataset = open_dataset(loc, path);
   std::vector<hsize_t> dims = extent(dataset.get());
-  const std::string what = fmt::format("append a row to '{}'", path);
+  const std::string what = fmt::format("append {} row{} to '{}'", rows, rows == 1 ? "" : "s",
+                                       path);
   PFC_CHECK(dims.size() == 1 || dims.size() == 2, "{}: not a 1-D or 2-D table", what);
   PFC_CHECK(count >= 1, "{}: no values given", what);
   PFC_CHECK(dims.size() == 2 || count == 1, "{}: a 1-D table takes one value, not {}", what,
             count);
   const hsize_t row = dims[0];
-  dims[0] += 1;
+  dims[0] += rows;
   if (dims.size() == 2) dims[1] = std::max<hsize_t>(dims[1], count);
   checked_status(H5Dset_extent(dataset.get(), dims.data()), loc, what);
   Handle file_space(H5Dget_space(dataset.get()));
   const hsize_t start[2] = {row, 0};
-  const hsize_t block[2] = {1, count};
+  const hsize_t block[2] = {rows, count};
   checked_status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start, nullptr, block,
                                      nullptr),
                  loc, what);
-  const hsize_t n = count;
+  const hsize_t n = count * rows;
   Handle mem_space(H5Screate_simple(1, &n, nullptr));
   checked_status(H5Dwrite(dataset.get(), mem_type, mem_space.get(), file_space.get(),
                           H5P_DEFAULT, values),
@@ -100,6 +102,15 @@ void append_row(hid_t loc, const std::string& path, std::span<const double> valu
 
 void append_row(hid_t loc, const std::string& path, std::span<const std::int64_t> values) {
   append(loc, path, H5T_NATIVE_INT64, values.data(), values.size());
+}
+
+void append_rows(hid_t loc, const std::string& path, const Tensor& rows) {
+  PFC_CHECK(rows.device() == DeviceKind::cpu && (rows.rank() == 1 || rows.rank() == 2),
+            "append_rows('{}') needs a 1-D or 2-D host tensor, got {}", path, rows.describe());
+  if (rows.numel() == 0) return;
+  const std::size_t count = rows.rank() == 2 ? static_cast<std::size_t>(rows.dim(1)) : 1;
+  append(loc, path, native_type(rows.dtype()), rows.raw(), count,
+         static_cast<std::size_t>(rows.dim(0)));
 }
 
 std::int64_t row_count(hid_t loc, const std::string& path) {

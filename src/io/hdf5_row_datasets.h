@@ -24,6 +24,9 @@ void create_appendable(hid_t loc, const std::string& path, DType dtype, std::int
 void append_row(hid_t loc, const std::string& path, std::span<const double> values);
 void append_row(hid_t loc, const std::string& path, std::span<const std::int64_t> values);
 
+// Appends every row of a host tensor [rows] or [rows, columns] (converted to the table's type).
+void append_rows(hid_t loc, const std::string& path, const Tensor& rows);
+
 std::int64_t row_count(hid_t loc, const std::string& path);
 // Keeps the first `rows` rows of an appendable table.
 void truncate_rows(hid_t loc, const std::string& path, std::int64_t rows);

@@ -129,6 +129,7 @@ MetricsWriter MetricsWriter::create(const std::string& path, const Config& cfg,
   writer.create_tables(ranks);
   writer.create_memory_table(ranks);
   writer.describe_tables();
+  create_verification_tables(writer.file_.id(), cfg.val_targets);
   writer.write_summary(RunOutcome{"running", "", 0, 0});
   writer.go_live();
   return writer;
@@ -153,6 +154,8 @@ MetricsWriter MetricsWriter::resume(const std::string& path, const Config& cfg,
                                          [&](std::int64_t v) { return v > resumed_step; }) - s;
   for (const std::string& name : h5::children(id, "/steps"))
     h5::truncate_rows(id, "/steps/" + name, keep);
+  truncate_verification_rows(id, resumed_step);
+  create_verification_tables(id, cfg.val_targets);
 
   std::vector<std::int64_t> resumes;
   if (h5::has_attribute(id, "/", "resumed_from_steps"))
@@ -329,6 +332,11 @@ void MetricsWriter::record_memory(const std::vector<MemoryPeaks>& peaks_by_rank)
 void MetricsWriter::record_device_overhead(std::int64_t bytes) {
   device_overhead_bytes_ = std::max(device_overhead_bytes_, bytes);
   h5::write_attribute(file_.id(), "/summary", "device_overhead_bytes", device_overhead_bytes_);
+}
+
+void MetricsWriter::append_verification(const std::string& target, const VerificationRow& row) {
+  append_verification_row(file_.id(), target, row);
+  file_.flush();
 }
 
 void MetricsWriter::finish(const RunOutcome& outcome) {

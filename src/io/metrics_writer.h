@@ -27,6 +27,9 @@
 //   /memory/peak_bytes_by_purpose  [ranks, purposes] i64, the peak of each purpose so far
 //              (0 before the first row); attribute purposes: the purpose names,
 //              comma-separated, in column order
+//   /verification/<target>/  a row per verification of a val_targets file (layout in
+//              io/verification_metrics.h): step, accuracy, accuracy_std, accuracy_noflip,
+//              xnorm, val_at_far, ...
 //   /summary   attributes: status ("running" | "ok" | "out_of_memory" | "diverged" (the loss
 //              or the weights stopped being finite) | "failed"), steps (the
 //              last logged step), timed_rows (the rows the medians are over: all but the first
@@ -54,6 +57,7 @@
 #include "config/config.h"
 #include "core/memory_ledger.h"
 #include "io/hdf5.h"
+#include "io/verification_metrics.h"
 
 namespace pfc {
 
@@ -109,6 +113,10 @@ class MetricsWriter {
   void record_memory(const std::vector<MemoryPeaks>& peaks_by_rank);
   // The device memory outside pfc's allocations; the file keeps the largest.
   void record_device_overhead(std::int64_t bytes);
+  // One verification of the val_targets file `target`.
+  void append_verification(const std::string& target, const VerificationRow& row);
+  // The verifications recorded so far (those of earlier attempts, after a resume).
+  std::vector<VerificationSeries> verifications() const { return read_verification(file_.id()); }
   void finish(const RunOutcome& outcome);
 
   const std::string& path() const { return file_.path(); }

@@ -145,14 +145,15 @@ std::string markdown_table(const BenchTable& table, OurText ours, SeedText seed)
   return text;
 }
 
+
+}  // namespace
+
 std::string csv_field(const std::string& value) {
   if (value.find_first_of(",\"\n") == std::string::npos) return value;
   std::string quoted = "\"";
   for (char c : value) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   return quoted + "\"";
 }
-
-}  // namespace
 
 std::string format_report_markdown(const BenchTable& table) {
   const std::string measured = setups(table);

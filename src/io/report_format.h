@@ -23,4 +23,7 @@ std::string format_report_markdown(const BenchTable& table);
 // GB = 1e9.
 std::string format_report_csv(const BenchTable& table);
 
+// A CSV field: quoted (quotes doubled) when it holds a comma, a quote or a newline.
+std::string csv_field(const std::string& value);
+
 }  // namespace pfc

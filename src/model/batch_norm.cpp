@@ -25,11 +25,17 @@ BatchNorm::BatchNorm(const ModelContext& ctx, const std::string& name, std::int6
   ctx.backend->fill(running_var.value, 1.0);
 }
 
-Tensor BatchNorm::forward(const Tensor& x) {
+Tensor BatchNorm::forward(const Tensor& x, ForwardMode mode) {
   PFC_CHECK(x.rank() >= 2 && x.shape().back() == channels_, "{}: input {} has no {} channels",
             weight.name, x.describe(), channels_);
   Backend& be = *ctx_.backend;
   Tensor y = be.empty(x.shape(), x.dtype(), MemoryPurpose::activations);
+  if (mode == ForwardMode::inference) {
+    Tensor y_rows = as_rows(y, channels_);
+    be.batchnorm_forward_inference(as_rows(x, channels_), weight.value, bias.value,
+                                   running_mean.value, running_var.value, kEps, y_rows);
+    return y;
+  }
   saved_mean_ = be.empty({channels_}, ctx_.master_dtype(), MemoryPurpose::activations);
   saved_invstd_ = be.empty({channels_}, ctx_.master_dtype(), MemoryPurpose::activations);
   Tensor y_rows = as_rows(y, channels_);

@@ -1,6 +1,6 @@
-// BatchNorm2d / BatchNorm1d in training mode over the last (channel) dimension, with
-// PyTorch's running statistics. `trainable_scale = false` is iresnet's `features` layer,
-// whose scale is frozen at 1.0.
+// BatchNorm2d / BatchNorm1d over the last (channel) dimension, with PyTorch's running
+// statistics: updated by a training forward, used in place of the batch's by an inference
+// one. `trainable_scale = false` is iresnet's `features` layer, whose scale is frozen at 1.0.
 #pragma once
 
 #include <string>
@@ -20,7 +20,7 @@ class BatchNorm {
   BatchNorm(const ModelContext& ctx, const std::string& name, std::int64_t channels,
             bool trainable_scale = true);
 
-  Tensor forward(const Tensor& x);
+  Tensor forward(const Tensor& x, ForwardMode mode);
   Tensor backward(const Tensor& dy);
   void release();
   // The batch-norm in inference mode: normalised by the running statistics.

@@ -36,11 +36,11 @@ const Tensor& Conv2d::compute_weight() const {
   return ctx_.uses_working_copies() ? weight.working : weight.value;
 }
 
-Tensor Conv2d::forward(const Tensor& x) {
+Tensor Conv2d::forward(const Tensor& x, ForwardMode mode) {
   const Conv2dGeometry g = geometry_for(x);
   Tensor y = ctx_.activation(g.output_shape());
   ctx_.backend->conv2d_forward(g, x, compute_weight(), y);
-  saved_input_ = x;
+  if (mode == ForwardMode::training) saved_input_ = x;
   return y;
 }
 

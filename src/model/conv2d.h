@@ -14,8 +14,8 @@ class Conv2d {
   Conv2d(const ModelContext& ctx, const std::string& name, std::int64_t in_channels,
          std::int64_t out_channels, std::int64_t kernel, std::int64_t stride, std::int64_t pad);
 
-  // x [batch, h, w, in]; keeps x for backward.
-  Tensor forward(const Tensor& x);
+  // x [batch, h, w, in]; a training forward keeps x for backward.
+  Tensor forward(const Tensor& x, ForwardMode mode);
   // Writes weight.grad; returns dx unless `need_input_grad` is false (the stem's image input).
   Tensor backward(const Tensor& dy, bool need_input_grad = true);
   void release();

@@ -18,11 +18,14 @@ IBasicBlock::IBasicBlock(const ModelContext& ctx, const std::string& name,
   }
 }
 
-Tensor IBasicBlock::forward(const Tensor& x) {
-  Tensor out = bn3_.forward(conv2_.forward(prelu_.forward(bn2_.forward(conv1_.forward(
-      bn1_.forward(x))))));
+Tensor IBasicBlock::forward(const Tensor& x, ForwardMode mode) {
+  Tensor out = bn3_.forward(
+      conv2_.forward(
+          prelu_.forward(bn2_.forward(conv1_.forward(bn1_.forward(x, mode), mode), mode), mode),
+          mode),
+      mode);
   const Tensor shortcut =
-      downsample_conv_ ? downsample_bn_->forward(downsample_conv_->forward(x)) : x;
+      downsample_conv_ ? downsample_bn_->forward(downsample_conv_->forward(x, mode), mode) : x;
   ctx_.backend->add(out, shortcut, out);
   return out;
 }

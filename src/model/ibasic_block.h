@@ -18,7 +18,7 @@ class IBasicBlock {
   IBasicBlock(const ModelContext& ctx, const std::string& name, std::int64_t in_channels,
               std::int64_t channels, std::int64_t stride);
 
-  Tensor forward(const Tensor& x);
+  Tensor forward(const Tensor& x, ForwardMode mode);
   Tensor backward(const Tensor& dy);
   void release();
   GraphValue trace(InferenceGraph& graph, GraphValue x) const;

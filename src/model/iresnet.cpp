@@ -1,5 +1,7 @@
 #include "model/iresnet.h"
 
+#include <fmt/ranges.h>
+
 #include <cmath>
 
 #include "core/counter_rng.h"
@@ -62,7 +64,7 @@ IResNet::IResNet(Backend& backend, const IResNetOptions& options)
   features_->collect(parameters_, buffers_);
 }
 
-Tensor IResNet::forward(const Tensor& images) {
+Tensor IResNet::forward(const Tensor& images, ForwardMode mode) {
   PFC_CHECK(images.rank() == 4 && images.dim(1) == options_.image_size &&
                 images.dim(2) == options_.image_size && images.dim(3) == 3,
             "iresnet: images {} are not [n, {}, {}, 3]", images.describe(), options_.image_size,
@@ -72,10 +74,10 @@ Tensor IResNet::forward(const Tensor& images) {
     x = ctx_.activation(images.shape());
     ctx_.backend->cast(images, x);
   }
-  x = prelu_.forward(bn1_.forward(conv1_.forward(x)));
-  for (auto& block : blocks_) x = block->forward(x);
+  x = prelu_.forward(bn1_.forward(conv1_.forward(x, mode), mode), mode);
+  for (auto& block : blocks_) x = block->forward(x, mode);
   // Dropout has p = 0 in arcface_torch: the identity.
-  return features_->forward(fc_->forward(bn2_->forward(x)));
+  return features_->forward(fc_->forward(bn2_->forward(x, mode), mode), mode);
 }
 
 void IResNet::backward(const Tensor& embeddings_grad) {
@@ -132,43 +134,10 @@ void IResNet::refresh_working_copies() {
     if (p->working.defined()) ctx_.backend->cast(p->value, p->working);
 }
 
-Parameter* IResNet::find_parameter(const std::string& name) const {
-  for (Parameter* p : parameters_)
-    if (p->name == name) return p;
-  return nullptr;
-}
-
-Buffer* IResNet::find_buffer(const std::string& name) const {
-  for (Buffer* b : buffers_)
-    if (b->name == name) return b;
-  return nullptr;
-}
-
-std::int64_t IResNet::parameter_count() const {
-  std::int64_t n = 0;
-  for (const Parameter* p : parameters_) n += p->value.numel();
-  return n;
-}
-
-void IResNet::import_parameter(const std::string& name, const Tensor& torch_layout) {
-  Parameter* p = find_parameter(name);
-  PFC_CHECK(p != nullptr, "iresnet has no parameter '{}'", name);
-  PFC_CHECK(torch_layout.shape() == p->torch_shape, "parameter '{}' is {} in PyTorch, got {}",
-            name, shape_string(p->torch_shape), shape_string(torch_layout.shape()));
-  PFC_CHECK(torch_layout.device() == DeviceKind::cpu, "parameter '{}': {} is not a host tensor",
-            name, torch_layout.describe());
-  Tensor ours = Tensor::host(p->value.shape(), torch_layout.dtype());
-  if (torch_layout.dtype() == DType::f64) {
-    torch_to_ours(*p, torch_layout.data<double>(), ours.data<double>());
-  } else {
-    torch_to_ours(*p, torch_layout.data<float>(), ours.data<float>());
-  }
-  ctx_.backend->copy_cast(ours, p->value);
-  if (p->working.defined()) ctx_.backend->cast(p->value, p->working);
-}
-
-Tensor IResNet::export_parameter(const Parameter& p, const Tensor& ours) const {
-  return to_torch_layout(*ctx_.backend, p, ours);
+std::string IResNet::describe() const {
+  return fmt::format("iresnet [{}], widths [{}], embedding {}, {}x{} images",
+                     fmt::join(options_.layers, ", "), fmt::join(options_.widths, ", "),
+                     options_.embedding_size, options_.image_size, options_.image_size);
 }
 
 }  // namespace pfc

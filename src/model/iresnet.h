@@ -1,7 +1,6 @@
-// arcface_torch's IResNet (iresnet18 ... iresnet200, or any depths and widths for tests):
-// images [n, s, s, 3] -> embeddings [n, embedding_size] f32 (f64 in an f64 run).
-// Parameters and buffers carry PyTorch's state_dict names and convert to and from PyTorch's
-// layouts by name.
+// arcface_torch's IResNet (iresnet18 ... iresnet200, or any depths and widths for tests), a
+// Backbone: images [n, s, s, 3] -> embeddings [n, embedding_size] f32 (f64 in an f64 run),
+// with PyTorch's state_dict names.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/backbone.h"
 #include "model/batch_norm.h"
 #include "model/conv2d.h"
 #include "model/ibasic_block.h"
@@ -28,40 +28,28 @@ struct IResNetOptions {
   DType activations = DType::f32;
 };
 
-class IResNet {
+class IResNet final : public Backbone {
  public:
   IResNet(Backend& backend, const IResNetOptions& options);
 
-  // images: [n, s, s, 3] on the backend's device, f32, f16 or f64. Keeps what backward needs.
-  Tensor forward(const Tensor& images);
-  // Fills every parameter's grad from d loss / d embeddings [n, emb] (f32 or f64; converted to
-  // the head's type), and frees the saved activations.
-  void backward(const Tensor& embeddings_grad);
-  // The network in inference mode, from normalised images [n, 3, s, s] to the embeddings.
-  GraphValue trace(InferenceGraph& graph, GraphValue images) const;
+  Tensor forward(const Tensor& images, ForwardMode mode) override;
+  void backward(const Tensor& embeddings_grad) override;
+  GraphValue trace(InferenceGraph& graph, GraphValue images) const override;
 
   // arcface_torch's initialisation, drawn from the counter RNG keyed by (seed, name):
   // conv N(0, 0.1), BN scale 1 and shift 0, Linear U(+-1/sqrt(fan_in)), PReLU 0.25.
-  void initialize(std::uint64_t seed);
-  // Working copies := masters (after every optimiser step in fp16 mode).
-  void refresh_working_copies();
+  void initialize(std::uint64_t seed) override;
+  void refresh_working_copies() override;
 
-  const std::vector<Parameter*>& parameters() const { return parameters_; }
-  const std::vector<Buffer*>& buffers() const { return buffers_; }
-  Parameter* find_parameter(const std::string& name) const;
-  Buffer* find_buffer(const std::string& name) const;
-  std::int64_t parameter_count() const;
-
-  // Host tensors in PyTorch layout, by state_dict name. An import takes f32 or f64 and
-  // converts to the master type; an export has the element type of `ours` (f32 or f64).
-  void import_parameter(const std::string& name, const Tensor& torch_layout);
-  Tensor export_parameter(const Parameter& p, const Tensor& ours) const;
-  Tensor export_parameter(const Parameter& p) const { return export_parameter(p, p.value); }
+  std::string describe() const override;
+  DType master_dtype() const override { return ctx_.master_dtype(); }
+  std::int64_t image_size() const override { return options_.image_size; }
+  std::int64_t embedding_size() const override { return options_.embedding_size; }
+  Backend& backend() const override { return *ctx_.backend; }
+  const std::vector<Parameter*>& parameters() const override { return parameters_; }
+  const std::vector<Buffer*>& buffers() const override { return buffers_; }
 
   const IResNetOptions& options() const { return options_; }
-  // The masters' element type (f32, or f64 in an f64 run).
-  DType master_dtype() const { return ctx_.master_dtype(); }
-  Backend& backend() const { return *ctx_.backend; }
 
  private:
   ModelContext ctx_;

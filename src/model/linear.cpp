@@ -19,11 +19,10 @@ FlattenLinear::FlattenLinear(const ModelContext& ctx, const std::string& name,
   weight.feature_hw = height * width;
 }
 
-Tensor FlattenLinear::forward(const Tensor& x) {
+Tensor FlattenLinear::forward(const Tensor& x, ForwardMode mode) {
   PFC_CHECK(x.numel() % in_features_ == 0 && x.rank() == 4, "{}: input {} does not flatten to {}",
             weight.name, x.describe(), in_features_);
   Backend& be = *ctx_.backend;
-  input_shape_ = x.shape();
   const std::int64_t n = x.dim(0);
   Tensor x2d = x.reshape({n, in_features_});
   if (x.dtype() != compute_) {
@@ -34,7 +33,10 @@ Tensor FlattenLinear::forward(const Tensor& x) {
   Tensor y = be.empty({n, out_features_}, compute_, MemoryPurpose::activations);
   be.gemm(false, true, 1.0, x2d, weight.value, 0.0, y);
   be.add_row_vector(y, bias.value);
-  saved_input_ = x2d;
+  if (mode == ForwardMode::training) {
+    input_shape_ = x.shape();
+    saved_input_ = x2d;
+  }
   return y;
 }
 

@@ -17,7 +17,7 @@ class FlattenLinear {
                 std::int64_t height, std::int64_t width, std::int64_t out_features);
 
   // x [n, h, w, c] of the activation dtype -> y [n, out] of the head dtype.
-  Tensor forward(const Tensor& x);
+  Tensor forward(const Tensor& x, ForwardMode mode);
   // dy [n, out] as forward's y -> dx [n, h, w, c] of the activation dtype.
   Tensor backward(const Tensor& dy);
   void release() { saved_input_ = Tensor(); }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend/backend.h"
+#include "model/forward_mode.h"
 
 namespace pfc {
 

@@ -10,14 +10,14 @@ PRelu::PRelu(const ModelContext& ctx, const std::string& name, std::int64_t chan
   ctx.backend->fill(weight.value, 0.25);
 }
 
-Tensor PRelu::forward(const Tensor& x) {
+Tensor PRelu::forward(const Tensor& x, ForwardMode mode) {
   PFC_CHECK(x.shape().back() == channels_, "{}: input {} has no {} channels", weight.name,
             x.describe(), channels_);
   const Shape rows{x.numel() / channels_, channels_};
   Tensor y = ctx_.backend->empty(x.shape(), x.dtype(), MemoryPurpose::activations);
   Tensor y_rows = y.reshape(rows);
   ctx_.backend->prelu_forward(x.reshape(rows), weight.value, y_rows);
-  saved_input_ = x;
+  if (mode == ForwardMode::training) saved_input_ = x;
   return y;
 }
 

@@ -13,7 +13,7 @@ class PRelu {
  public:
   PRelu(const ModelContext& ctx, const std::string& name, std::int64_t channels);
 
-  Tensor forward(const Tensor& x);
+  Tensor forward(const Tensor& x, ForwardMode mode);
   Tensor backward(const Tensor& dy);
   void release() { saved_input_ = Tensor(); }
   GraphValue trace(InferenceGraph& graph, GraphValue x) const {

@@ -17,7 +17,7 @@ namespace pfc {
 
 namespace {
 
-// The keys that decide which tensors the backbone has (network_layers, IResNetOptions).
+// The keys that decide which tensors the backbone has (make_backbone).
 const std::set<std::string> kModelKeys = {"network", "layers", "widths", "image_size",
                                           "embedding_size"};
 
@@ -74,7 +74,7 @@ std::string describe_differences(const Checkpoint& checkpoint, const Config& cfg
 
 }  // namespace
 
-void check_checkpoint_fits_model(const Checkpoint& checkpoint, const IResNet& model,
+void check_checkpoint_fits_model(const Checkpoint& checkpoint, const Backbone& model,
                                  const Config& cfg, const std::filesystem::path& folder) {
   Expected parameters{"parameter", {}}, trained{"", {}}, buffers{"buffer", {}};
   for (const Parameter* p : model.parameters()) {

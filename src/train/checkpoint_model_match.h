@@ -8,14 +8,14 @@
 
 #include "config/config.h"
 #include "io/checkpoint.h"
-#include "model/iresnet.h"
+#include "model/backbone.h"
 
 namespace pfc {
 
 // Throws pfc::UsageError naming the checkpoint, the first missing or extra tensor (or the
 // first whose shape differs), and the keys in which the checkpoint's saved config and `cfg`
 // differ.
-void check_checkpoint_fits_model(const Checkpoint& checkpoint, const IResNet& model,
+void check_checkpoint_fits_model(const Checkpoint& checkpoint, const Backbone& model,
                                  const Config& cfg, const std::filesystem::path& folder);
 
 }  // namespace pfc

@@ -2,7 +2,7 @@
 
 namespace pfc {
 
-void save_optimizer_state(const IResNet& model, TrainingStep& step, PartialFc& head,
+void save_optimizer_state(const Backbone& model, TrainingStep& step, PartialFc& head,
                           std::int64_t first_row, std::int64_t rows, bool with_backbone,
                           Checkpoint& checkpoint) {
   const std::vector<std::string> names = step.optimizer().moment_names();
@@ -27,7 +27,7 @@ void save_optimizer_state(const IResNet& model, TrainingStep& step, PartialFc& h
 }
 
 void restore_optimizer_state(const Checkpoint& checkpoint, const std::string& where,
-                             IResNet& model, TrainingStep& step, PartialFc& head) {
+                             Backbone& model, TrainingStep& step, PartialFc& head) {
   const std::vector<std::string> names = step.optimizer().moment_names();
   const auto require = [&](std::size_t have, const char* part) {
     PFC_CHECK(have == names.size(), "checkpoint {} holds {} optimiser moments of the {}, the {} "

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "io/checkpoint.h"
-#include "model/iresnet.h"
+#include "model/backbone.h"
 #include "pfc/partial_fc.h"
 #include "train/training_step.h"
 
@@ -17,13 +17,13 @@ namespace pfc {
 // Fills checkpoint.moments (when with_backbone: rank 0 writes the backbone), the moments of the
 // head's rows [first_row, first_row + rows) into checkpoint.shard, and the optimiser's name and
 // update counts into checkpoint.state.
-void save_optimizer_state(const IResNet& model, TrainingStep& step, PartialFc& head,
+void save_optimizer_state(const Backbone& model, TrainingStep& step, PartialFc& head,
                           std::int64_t first_row, std::int64_t rows, bool with_backbone,
                           Checkpoint& checkpoint);
 
 // The reverse, for a checkpoint read for this rank's shard. Throws pfc::Error naming `where`
 // when it holds moments of an unknown parameter or lacks one the optimiser needs.
 void restore_optimizer_state(const Checkpoint& checkpoint, const std::string& where,
-                             IResNet& model, TrainingStep& step, PartialFc& head);
+                             Backbone& model, TrainingStep& step, PartialFc& head);
 
 }  // namespace pfc

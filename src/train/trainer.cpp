@@ -5,7 +5,6 @@
 #include <chrono>
 #include <filesystem>
 
-#include "config/network_layers.h"
 #include "config/validate_config.h"
 #include "core/fault_injection.h"
 #include "data/data_source.h"
@@ -16,7 +15,8 @@
 #include "io/checkpoint_writer.h"
 #include "io/durable_file.h"
 #include "io/metrics_writer.h"
-#include "model/iresnet.h"
+#include "model/backbone_state.h"
+#include "model/make_backbone.h"
 #include "pfc/partial_fc.h"
 #include "train/checkpoint_model_match.h"
 #include "train/divergence_monitor.h"
@@ -30,6 +30,7 @@
 #include "train/run_start.h"
 #include "train/training_log.h"
 #include "train/training_step.h"
+#include "train/verification_callback.h"
 
 namespace pfc {
 
@@ -48,7 +49,8 @@ class TrainingRun {
       : cfg_(cfg),
         comm_(comm),
         backend_(backend),
-        model_(backend, backbone_options(cfg, backend)),
+        backbone_(make_backbone(cfg, backend, backend.allocation_policy().activations(cfg.fp16))),
+        model_(*backbone_),
         head_(backend, comm, head_options(cfg)),
         schedule_(cfg, comm.world_size()),
         scaler_(cfg.fp16, cfg.batch_size),
@@ -133,13 +135,9 @@ class TrainingRun {
     const Checkpoint& ckpt = resumed.checkpoint;
     const CheckpointInfo& info = resumed.info;
     check_checkpoint_fits_model(ckpt, model_, cfg_, info.path);
-    for (const NamedTensor& t : ckpt.parameters) model_.import_parameter(t.name, t.value);
+    load_backbone_state(model_, ckpt.parameters, ckpt.buffers,
+                        fmt::format("checkpoint '{}'", info.path.string()));
     restore_optimizer_state(ckpt, info.path.string(), model_, stepper_, head_);
-    for (const NamedTensor& t : ckpt.buffers) {
-      Buffer* b = model_.find_buffer(t.name);
-      PFC_CHECK(b != nullptr, "checkpoint {} has unknown buffer '{}'", info.path.string(), t.name);
-      backend_.copy(t.value, b->value);
-    }
     backend_.copy(ckpt.shard.weight, head_.weight());
     step_ = ckpt.state.step;
     data_->seek(ckpt.state.data);
@@ -147,19 +145,9 @@ class TrainingRun {
     model_.refresh_working_copies();
   }
 
-  IResNet& model() { return model_; }
+  Backbone& model() { return model_; }
 
  private:
-  static IResNetOptions backbone_options(const Config& cfg, const Backend& backend) {
-    IResNetOptions o;
-    o.layers = network_layers(cfg);
-    o.widths = cfg.widths;
-    o.image_size = cfg.image_size;
-    o.embedding_size = cfg.embedding_size;
-    o.activations = backend.allocation_policy().activations(cfg.fp16);
-    return o;
-  }
-
   static PartialFcOptions head_options(const Config& cfg) {
     PartialFcOptions o;
     o.num_classes = cfg.num_classes;
@@ -192,7 +180,8 @@ class TrainingRun {
   const Config& cfg_;
   Comm& comm_;
   Backend& backend_;
-  IResNet model_;
+  std::unique_ptr<Backbone> backbone_;
+  Backbone& model_;  // *backbone_
   PartialFc head_;
   LrSchedule schedule_;
   LossScaler scaler_;
@@ -261,6 +250,8 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
   validate_for_world(cfg, comm.world_size());
   const auto fault = injected_fault_from_environment();
   check_fault_rank(fault, comm.world_size());
+  // A missing or unreadable verification target stops the run before anything is written.
+  VerificationCallback verification(cfg, comm, leader);
   const std::filesystem::path output(cfg.output);
   const std::filesystem::path ckpt_root = checkpoint_root(cfg.output);
   const std::string metrics_path = (output / "metrics.h5").string();
@@ -372,6 +363,11 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
         interval_peaks = {};
         interval_start = Clock::now();
         comm_mark = comm.modelled_seconds();
+      }
+      if (verification.due(run->step(), run->last_step())) {
+        const auto verification_start = Clock::now();
+        verification.run(run->step(), run->model(), metrics ? &*metrics : nullptr);
+        interval_start += Clock::now() - verification_start;  // not training time
       }
       divergence.observe(run->step(), loss, run->last_step_applied(),
                          run->loss_scale_at_floor());

@@ -12,7 +12,7 @@ double StepResult::mean_loss() const {
   return std::accumulate(losses.begin(), losses.end(), 0.0) / static_cast<double>(losses.size());
 }
 
-TrainingStep::TrainingStep(Backend& backend, Comm& comm, IResNet& model, PartialFc& head,
+TrainingStep::TrainingStep(Backend& backend, Comm& comm, Backbone& model, PartialFc& head,
                            LossScaler& scaler, const TrainingStepOptions& options)
     : backend_(backend),
       comm_(comm),
@@ -59,7 +59,7 @@ StepResult TrainingStep::run(const MicroBatchSource& next, std::int64_t step, do
     // the class sampler inside forward_backward then runs on the host while the device
     // computes the embeddings.
     head_.set_labels(*batch.labels);
-    const Tensor embeddings = model_.forward(*batch.images);
+    const Tensor embeddings = model_.forward(*batch.images, ForwardMode::training);
     result.losses.push_back(head_.forward_backward(
         embeddings, embeddings_grad_, step * k + i,
         i == 0 ? CentreGradient::replace : CentreGradient::accumulate));

@@ -14,7 +14,7 @@
 #include "backend/backend.h"
 #include "comm/comm.h"
 #include "model/flat_parameters.h"
-#include "model/iresnet.h"
+#include "model/backbone.h"
 #include "pfc/partial_fc.h"
 #include "train/loss_scaler.h"
 #include "train/optimizer.h"
@@ -48,7 +48,7 @@ class TrainingStep {
  public:
   // Flattens the model's trainable parameters (flat_parameters.h). Their values may still be
   // set afterwards (initialisation, import, a checkpoint): the parameters are views.
-  TrainingStep(Backend& backend, Comm& comm, IResNet& model, PartialFc& head, LossScaler& scaler,
+  TrainingStep(Backend& backend, Comm& comm, Backbone& model, PartialFc& head, LossScaler& scaler,
                const TrainingStepOptions& options);
 
   // Collective. `step`: optimiser steps completed before this one (micro-batch i draws the
@@ -70,7 +70,7 @@ class TrainingStep {
 
   Backend& backend_;
   Comm& comm_;
-  IResNet& model_;
+  Backbone& model_;
   PartialFc& head_;
   LossScaler& scaler_;
   TrainingStepOptions options_;

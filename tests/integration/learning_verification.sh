@@ -101,7 +101,8 @@ echo "learning curve (step: Accuracy-Flip, training loss):"
 echo "  0: $before"
 for step in $(seq $verbose $verbose $steps); do
   at_step=$(accuracy_of "$work/trained.log" synth_py3 $step)
-  loss=$(grep -E "Global Step: $step\$" "$work/trained.log" | sed 's/.*Loss \([0-9.]*\) .*/\1/')
+  loss=$(grep -E "Global Step: $step( |\$)" "$work/trained.log" |
+    sed 's/.*Loss \([0-9.]*\) .*/\1/')
   echo "  $step: ${at_step:-missing}, $loss"
   [ -n "$at_step" ] || fail "step $step: no [synth_py3][$step]Accuracy-Flip line"
 done

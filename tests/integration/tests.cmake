@@ -16,6 +16,9 @@ pfc_script_test(integration.train_resume_adamw train_resume_adamw.sh LABELS "int
                 TIMEOUT 300)
 pfc_script_test(integration.train_emulated train_emulated.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_dataset train_dataset.sh LABELS "integration;mpi" TIMEOUT 300)
+pfc_script_test(integration.verification verification.sh LABELS "integration;mpi" TIMEOUT 300)
+pfc_script_test(integration.learning_verification learning_verification.sh
+                LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.device_script device_script.sh LABELS integration TIMEOUT 180)
 pfc_script_test(integration.cuda_architectures cuda_architectures.sh LABELS integration TIMEOUT 60)
 pfc_script_test(integration.cuda_configure cuda_configure.sh LABELS integration TIMEOUT 120)

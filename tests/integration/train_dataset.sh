@@ -11,19 +11,9 @@
 # before training.
 set -uo pipefail
 
-make_faces="${PFC_BINARY_DIR:-.}/bin/pfc_make_faces"
-python=/usr/bin/python3
-if [ -z "${PFC:-}" ] || [ ! -x "$PFC" ] || [ ! -x "$make_faces" ]; then
-  echo "skipped: ${PFC:-\$PFC} or $make_faces is not built"
-  exit 77
-fi
-if ! "$python" -c 'import h5py' 2>/dev/null; then
-  echo "skipped: $python cannot import h5py"
-  exit 77
-fi
-cd "${PFC_SOURCE_DIR:?}"
-
-. "$(dirname "${BASH_SOURCE[0]}")/check_support.sh"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/face_data_support.sh"
+. "$here/check_support.sh"
 
 identities=6 per_identity=8 images=48 steps=20 seed=2048 batch=8 ranks=2
 "$make_faces" "$work/faces" $identities $per_identity 112 ||

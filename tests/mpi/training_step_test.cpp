@@ -192,7 +192,8 @@ TEST(TrainingStep, OneStepOfTwoMicroBatchesIsTheStepOfTheirSummedGradient) {
   for (std::int64_t i = 0; i < 2; ++i) {
     const MicroBatch b = micro(i);
     Tensor embeddings_grad;
-    plain_head.forward_backward(plain.forward(*b.images), *b.labels, embeddings_grad, i,
+    plain_head.forward_backward(plain.forward(*b.images, ForwardMode::training), *b.labels,
+                                embeddings_grad, i,
                                 i == 0 ? CentreGradient::replace : CentreGradient::accumulate);
     plain.backward(embeddings_grad);
     std::size_t k = 0;

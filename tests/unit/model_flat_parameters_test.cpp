@@ -62,7 +62,7 @@ std::ptrdiff_t offset_in(const Tensor& t, const Tensor& flat) {
 
 // One forward and backward on fixed inputs, filling every parameter's grad.
 void backward_once(IResNet& model, Backend& be) {
-  const Tensor embeddings = model.forward(images(3, 16));
+  const Tensor embeddings = model.forward(images(3, 16), ForwardMode::training);
   Tensor grad = be.empty(embeddings.shape(), embeddings.dtype(), MemoryPurpose::gradients);
   for (std::int64_t i = 0; i < grad.numel(); ++i) {
     const double v = golden_fill_value(fnv1a64("dE"), static_cast<std::uint64_t>(i), 0, 1);

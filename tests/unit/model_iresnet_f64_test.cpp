@@ -37,7 +37,7 @@ TEST(IResNetF64, EverythingIsF64) {
   }
   for (const Buffer* b : model.buffers()) EXPECT_EQ(b->value.dtype(), DType::f64) << b->name;
   const Tensor images = test::random_uniform({3, 32, 32, 3}, DType::f32, 5);
-  const Tensor embeddings = model.forward(images);
+  const Tensor embeddings = model.forward(images, ForwardMode::training);
   EXPECT_EQ(embeddings.dtype(), DType::f64);
   model.backward(test::random_uniform(embeddings.shape(), DType::f64, 6));
 
@@ -79,14 +79,14 @@ TEST(IResNetF64, ParameterGradientsAreTheDerivativesOfTheForward) {
   };
   const test::ForwardFn forward = [&](const std::vector<Tensor>& values) {
     load(values);
-    std::vector<Tensor> out{be->to_host(model.forward(images))};
+    std::vector<Tensor> out{be->to_host(model.forward(images, ForwardMode::training))};
     model.backward(be->zeros(out[0].shape(), DType::f64, MemoryPurpose::gradients));
     return out;
   };
   const test::BackwardFn backward = [&](const std::vector<Tensor>& values,
                                         const std::vector<Tensor>& output_grads) {
     load(values);
-    model.forward(images);
+    model.forward(images, ForwardMode::training);
     model.backward(output_grads[0]);
     std::vector<Tensor> grads;
     for (const std::string& name : names) {

@@ -1,6 +1,6 @@
-// CPU batch-norm in training mode over x [rows, channels] (NHWC activations viewed per
-// channel). Statistics accumulate in double; parameters and statistics are f32 or, in an f64
-// run and the f64 gradient checks, the activation type.
+// CPU batch-norm in training and inference mode over x [rows, channels] (NHWC activations
+// viewed per channel). Statistics accumulate in double; parameters and statistics are f32
+// or, in an f64 run and the f64 gradient checks, the activation type.
 #include <cmath>
 #include <vector>
 
@@ -10,6 +10,24 @@
 
 namespace pfc {
 namespace {
+
+// y = x * a + b per channel, with a = gamma * invstd and b = beta - mean * a: one rounding of
+// the two per-channel factors instead of four per element.
+template <class T, class P>
+void normalise(std::int64_t rows, std::int64_t channels, const T* x, const P* gamma,
+               const P* beta, const std::vector<double>& mean, const std::vector<double>& invstd,
+               T* y) {
+  std::vector<T> a(channels), b(channels);
+  for (std::int64_t c = 0; c < channels; ++c) {
+    a[c] = static_cast<T>(gamma[c] * invstd[c]);
+    b[c] = static_cast<T>(beta[c] - mean[c] * gamma[c] * invstd[c]);
+  }
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * channels;
+    T* yr = y + r * channels;
+    for (std::int64_t c = 0; c < channels; ++c) yr[c] = xr[c] * a[c] + b[c];
+  }
+}
 
 template <class T, class P>
 void forward_train(std::int64_t rows, std::int64_t channels, const T* x, const P* gamma,
@@ -39,17 +57,19 @@ void forward_train(std::int64_t rows, std::int64_t channels, const T* x, const P
     running_mean[c] = static_cast<P>((1.0 - momentum) * running_mean[c] + momentum * mean[c]);
     running_var[c] = static_cast<P>((1.0 - momentum) * running_var[c] + momentum * unbiased);
   }
-  // y = x * a + b per channel, with a = gamma * invstd and b = beta - mean * a.
-  std::vector<T> a(channels), b(channels);
+  normalise(rows, channels, x, gamma, beta, mean, invstd, y);
+}
+
+template <class T, class P>
+void forward_inference(std::int64_t rows, std::int64_t channels, const T* x, const P* gamma,
+                       const P* beta, const P* running_mean, const P* running_var, double eps,
+                       T* y) {
+  std::vector<double> mean(channels), invstd(channels);
   for (std::int64_t c = 0; c < channels; ++c) {
-    a[c] = static_cast<T>(gamma[c] * invstd[c]);
-    b[c] = static_cast<T>(beta[c] - mean[c] * gamma[c] * invstd[c]);
+    mean[c] = running_mean[c];
+    invstd[c] = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + eps);
   }
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * channels;
-    T* yr = y + r * channels;
-    for (std::int64_t c = 0; c < channels; ++c) yr[c] = xr[c] * a[c] + b[c];
-  }
+  normalise(rows, channels, x, gamma, beta, mean, invstd, y);
 }
 
 // dbeta = sum dy, dgamma = sum dy * xhat,
@@ -88,6 +108,14 @@ void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x,
   }
 }
 
+// Calls f(T{}, P{}) with x's activation type T and gamma's parameter type P.
+template <class F>
+void dispatch_types(const Tensor& x, const Tensor& gamma, const char* op, F&& f) {
+  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+    cpu::dispatch_param<decltype(xt)>(gamma.dtype(), op, "gamma", [&](auto pt) { f(xt, pt); });
+  });
+}
+
 }  // namespace
 
 void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -97,14 +125,26 @@ void CpuBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, c
   const char* op = "batchnorm_forward_train";
   const auto [rows, channels] = operand_check::batchnorm_forward_train(
       rules_, x, gamma, beta, running_mean, running_var, y, saved_mean, saved_invstd);
-  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+  dispatch_types(x, gamma, op, [&](auto xt, auto pt) {
     using T = decltype(xt);
-    cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
-      using P = decltype(pt);
-      forward_train(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
-                    running_mean.data<P>(), running_var.data<P>(), momentum, eps, y.data<T>(),
-                    saved_mean.data<P>(), saved_invstd.data<P>());
-    });
+    using P = decltype(pt);
+    forward_train(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
+                  running_mean.data<P>(), running_var.data<P>(), momentum, eps, y.data<T>(),
+                  saved_mean.data<P>(), saved_invstd.data<P>());
+  });
+}
+
+void CpuBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamma,
+                                             const Tensor& beta, const Tensor& running_mean,
+                                             const Tensor& running_var, double eps, Tensor& y) {
+  const char* op = "batchnorm_forward_inference";
+  const auto [rows, channels] = operand_check::batchnorm_forward_inference(
+      rules_, x, gamma, beta, running_mean, running_var, y);
+  dispatch_types(x, gamma, op, [&](auto xt, auto pt) {
+    using T = decltype(xt);
+    using P = decltype(pt);
+    forward_inference(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
+                      running_mean.data<P>(), running_var.data<P>(), eps, y.data<T>());
   });
 }
 
@@ -114,13 +154,11 @@ void CpuBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Ten
   const char* op = "batchnorm_backward";
   const auto [rows, channels] = operand_check::batchnorm_backward(
       rules_, dy, x, gamma, saved_mean, saved_invstd, dx, dgamma, dbeta);
-  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+  dispatch_types(x, gamma, op, [&](auto xt, auto pt) {
     using T = decltype(xt);
-    cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
-      using P = decltype(pt);
-      backward(rows, channels, dy.data<T>(), x.data<T>(), gamma.data<P>(), saved_mean.data<P>(),
-               saved_invstd.data<P>(), dx.data<T>(), dgamma.data<P>(), dbeta.data<P>());
-    });
+    using P = decltype(pt);
+    backward(rows, channels, dy.data<T>(), x.data<T>(), gamma.data<P>(), saved_mean.data<P>(),
+             saved_invstd.data<P>(), dx.data<T>(), dgamma.data<P>(), dbeta.data<P>());
   });
 }
 

@@ -1,7 +1,8 @@
-// Batch-norm in training mode over x [rows, channels]. CPU reference:
+// Batch-norm over x [rows, channels], in training mode and in inference mode. CPU reference:
 // src/backend/cpu/cpu_batchnorm.cpp, which this must match:
 // biased batch variance for normalising, unbiased for running_var, invstd = 1/sqrt(var + eps),
-// dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)).
+// dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)); inference normalises with
+// running_mean and invstd = 1/sqrt(running_var + eps).
 //
 // Statistics are sums of (x - x[0, c]) and its square: shifting by a sample of the channel
 // keeps the f32 sums free of the cancellation that E[x^2] - E[x]^2 suffers when |mean| >> std.
@@ -67,6 +68,19 @@ struct NormalizeOp {
       if (++c == channels) c = 0;
     }
     store_float<N>(y, i, v);
+  }
+};
+
+// invstd[c] = 1 / sqrt(var[c] + eps), in double as the training statistics are finalised.
+struct InverseStdOp {
+  const float* var;
+  float* invstd;
+  double eps;
+  template <int N>
+  __device__ void run(std::int64_t i) const {
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      invstd[i + k] = static_cast<float>(1.0 / sqrt(static_cast<double>(var[i + k]) + eps));
   }
 };
 
@@ -148,6 +162,24 @@ void launch_batchnorm_forward_train(const BatchNormForwardArgs& a, void* scratch
     launch_map(a.rows * a.channels, packed,
                NormalizeOp<T>{x, static_cast<T*>(a.y), a.saved_mean, a.saved_invstd, a.gamma,
                               a.beta, a.channels},
+               stream);
+  });
+}
+
+std::size_t batchnorm_inference_scratch_bytes(std::int64_t channels) {
+  return static_cast<std::size_t>(channels) * sizeof(float);
+}
+
+void launch_batchnorm_forward_inference(const BatchNormInferenceArgs& a, void* scratch,
+                                        cudaStream_t stream) {
+  float* invstd = static_cast<float*>(scratch);
+  launch_map(a.channels, false, InverseStdOp{a.running_var, invstd, a.eps}, stream);
+  dispatch_float(a.dtype, "batchnorm_forward_inference", [&](auto tag) {
+    using T = decltype(tag);
+    const bool packed = is_aligned(a.x, sizeof(T) * kPack) && is_aligned(a.y, sizeof(T) * kPack);
+    launch_map(a.rows * a.channels, packed,
+               NormalizeOp<T>{static_cast<const T*>(a.x), static_cast<T*>(a.y), a.running_mean,
+                              invstd, a.gamma, a.beta, a.channels},
                stream);
   });
 }

@@ -73,6 +73,27 @@ void CudaBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, 
   cuda::launch_batchnorm_forward_train(a, work.raw(), r_->stream);
 }
 
+void CudaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamma,
+                                              const Tensor& beta, const Tensor& running_mean,
+                                              const Tensor& running_var, double eps, Tensor& y) {
+  const auto [rows, channels] = operand_check::batchnorm_forward_inference(
+      r_->rules, x, gamma, beta, running_mean, running_var, y);
+
+  cuda::BatchNormInferenceArgs a;
+  a.x = x.raw();
+  a.y = y.raw();
+  a.dtype = x.dtype();
+  a.rows = rows;
+  a.channels = channels;
+  a.gamma = gamma.data<float>();
+  a.beta = beta.data<float>();
+  a.running_mean = running_mean.data<float>();
+  a.running_var = running_var.data<float>();
+  a.eps = eps;
+  Tensor work = scratch(cuda::batchnorm_inference_scratch_bytes(channels));
+  cuda::launch_batchnorm_forward_inference(a, work.raw(), r_->stream);
+}
+
 void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                      const Tensor& saved_mean, const Tensor& saved_invstd,
                                      Tensor& dx, Tensor& dgamma, Tensor& dbeta) {

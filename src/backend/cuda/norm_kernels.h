@@ -1,4 +1,4 @@
-// Launchers for batch-norm (training mode) and PReLU over x [rows, channels]
+// Launchers for batch-norm (training and inference mode) and PReLU over x [rows, channels]
 // (batchnorm_kernels.cu, prelu_kernels.cu). Activations f16 or f32 (x, y, dy, dx share one
 // dtype); parameters, statistics and parameter gradients f32. `scratch` is device memory of
 // at least the *_scratch_bytes the matching function returns.
@@ -30,6 +30,22 @@ struct BatchNormForwardArgs {
 std::size_t batchnorm_forward_scratch_bytes(std::int64_t rows, std::int64_t channels);
 void launch_batchnorm_forward_train(const BatchNormForwardArgs& a, void* scratch,
                                     cudaStream_t stream);
+
+struct BatchNormInferenceArgs {
+  const void* x = nullptr;
+  void* y = nullptr;
+  DType dtype = DType::f32;
+  std::int64_t rows = 0, channels = 0;
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+  const float* running_mean = nullptr;
+  const float* running_var = nullptr;
+  double eps = 1e-5;
+};
+
+std::size_t batchnorm_inference_scratch_bytes(std::int64_t channels);
+void launch_batchnorm_forward_inference(const BatchNormInferenceArgs& a, void* scratch,
+                                        cudaStream_t stream);
 
 struct BatchNormBackwardArgs {
   const void* dy = nullptr;

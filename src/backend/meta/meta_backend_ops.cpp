@@ -13,6 +13,7 @@ namespace {
 
 // Operations per element of the primitives that are not convolutions or GEMMs.
 constexpr double kBatchNormForwardOps = 6;     // sum; centred square (sub, mul, add); x*a + b
+constexpr double kBatchNormInferenceOps = 2;   // x*a + b (a, b per channel)
 constexpr double kBatchNormBackwardOps = 11;   // xhat twice (2 x sub, mul); two sums (add;
                                                // mul, add); dx = k*(dy - m - xhat*n) (4)
 constexpr double kPreluForwardOps = 1;         // select, or one multiply
@@ -70,6 +71,15 @@ void MetaBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, 
   count("batchnorm_forward_train", 0, kBatchNormForwardOps * numel(x),
         bytes({&x, &gamma, &beta, &running_mean, &running_var}),
         bytes({&y, &running_mean, &running_var, &saved_mean, &saved_invstd}));
+}
+
+void MetaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamma,
+                                              const Tensor& beta, const Tensor& running_mean,
+                                              const Tensor& running_var, double, Tensor& y) {
+  operand_check::batchnorm_forward_inference(rules_, x, gamma, beta, running_mean, running_var,
+                                             y);
+  count("batchnorm_forward_inference", 0, kBatchNormInferenceOps * numel(x),
+        bytes({&x, &gamma, &beta, &running_mean, &running_var}), bytes({&y}));
 }
 
 void MetaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,

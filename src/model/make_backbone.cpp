@@ -1,0 +1,45 @@
+#include "model/make_backbone.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "config/network_layers.h"
+#include "model/iresnet.h"
+
+namespace pfc {
+
+namespace {
+
+IResNetOptions iresnet_options(const Config& cfg, DType activations) {
+  IResNetOptions o;
+  o.layers = network_layers(cfg);
+  o.widths = cfg.widths;
+  o.image_size = cfg.image_size;
+  o.embedding_size = cfg.embedding_size;
+  o.activations = activations;
+  return o;
+}
+
+}  // namespace
+
+std::unique_ptr<Backbone> make_backbone(const Config& cfg, Backend& backend, DType activations) {
+  return std::make_unique<IResNet>(backend, iresnet_options(cfg, activations));
+}
+
+std::string describe_network(const Config& cfg) {
+  return fmt::format("{} (iresnet [{}], widths [{}], embedding {}, {}x{} images)", cfg.network,
+                     fmt::join(network_layers(cfg), ", "), fmt::join(cfg.widths, ", "),
+                     cfg.embedding_size, cfg.image_size, cfg.image_size);
+}
+
+void check_same_network(const Config& saved, const Config& wanted, const std::string& origin) {
+  const bool same = network_layers(saved) == network_layers(wanted) &&
+                    saved.widths == wanted.widths &&
+                    saved.embedding_size == wanted.embedding_size &&
+                    saved.image_size == wanted.image_size;
+  if (!same)
+    throw UsageError(fmt::format("{} holds the network {}, but the config asks for {}", origin,
+                                 describe_network(saved), describe_network(wanted)));
+}
+
+}  // namespace pfc

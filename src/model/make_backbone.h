@@ -1,0 +1,25 @@
+// The one place that turns a config's network keys (network, layers, widths, image_size,
+// embedding_size) into a Backbone: the trainer, the checkpoint opener and the tools build
+// networks only through it, so a new network is added here and nowhere else.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "config/config.h"
+#include "model/backbone.h"
+
+namespace pfc {
+
+// The network `cfg` names, on `backend`, with activations of `activations` (f32; f16 for the
+// CUDA backend's fp16 mode; f64 for the CPU reference). Parameters are allocated, not set.
+std::unique_ptr<Backbone> make_backbone(const Config& cfg, Backend& backend, DType activations);
+
+// "r50 (iresnet [3, 4, 14, 3], widths [64, 128, 256, 512], embedding 512, 112x112 images)"
+std::string describe_network(const Config& cfg);
+
+// Throws a UsageError when the network `saved` describes (a checkpoint's config) is not the
+// one `wanted` asks for, naming `origin` and both networks.
+void check_same_network(const Config& saved, const Config& wanted, const std::string& origin);
+
+}  // namespace pfc

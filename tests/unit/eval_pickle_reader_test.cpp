@@ -1,0 +1,260 @@
+// The restricted pickle reader: files written by python3's own pickle (HIGHEST_PROTOCOL with
+// frames and MEMOIZE, and protocol 2 with Python 2's byte strings), generated at run time;
+// Python 2's exact bytes; hostile pickles (code, truncation, bad counts, bad frames, unknown
+// memo keys); and every truncation and many bit flips of a valid file: a message, never a
+// crash or an object from nowhere.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "core/error.h"
+#include "eval/pickle_reader.h"
+#include "support/face_images.h"
+#include "support/test_paths.h"
+#include "support/verification_bins.h"
+
+namespace pfc {
+namespace {
+
+using test::Bytes;
+using Kind = PickleObject::Kind;
+
+Bytes bytes_of(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+// The bytes of a string literal, NULs included.
+#define RAW(literal) bytes_of(std::string(literal, sizeof(literal) - 1))
+
+std::string error_of(const Bytes& data) {
+  try {
+    parse_pickle(data);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Runs python3 with `script` (a program text); false when there is no python3.
+bool run_python(const std::string& script, const std::string& dir) {
+  if (std::system("python3 -c 'import pickle' >/dev/null 2>&1") != 0) return false;
+  const std::string file = dir + "/script.py";
+  test::write_file(file, bytes_of(script));
+  const int rc = std::system(("python3 " + file).c_str());
+  EXPECT_EQ(rc, 0) << "python3 failed on " << file;
+  return true;
+}
+
+// The objects python writes in every case below: a list of byte strings of several lengths
+// (empty, short, over 255, over a 64 KiB frame), one of them twice (a memo reference), and a
+// list of booleans.
+constexpr const char* kPythonObjects = R"(
+blob = bytes(range(256)) * 300
+shared = b'shared image'
+data = ([b'', b'abc', bytes(range(200)), bytes(300), blob, shared, shared],
+        [True, False, True] * 400)
+)";
+
+void expect_python_objects(const Bytes& file) {
+  const PickleDocument doc = parse_pickle(file);
+  const PickleObject& root = doc.at(doc.root);
+  ASSERT_EQ(root.kind, Kind::tuple);
+  ASSERT_EQ(root.items.size(), 2u);
+  const PickleObject& bins = doc.at(root.items[0]);
+  ASSERT_EQ(bins.kind, Kind::list);
+  ASSERT_EQ(bins.items.size(), 7u);
+  const std::size_t sizes[] = {0, 3, 200, 300, 256 * 300, 12, 12};
+  for (std::size_t i = 0; i < 7; ++i) {
+    const PickleObject& b = doc.at(bins.items[i]);
+    ASSERT_EQ(b.kind, Kind::bytes) << i;
+    EXPECT_EQ(b.size, sizes[i]) << i;
+  }
+  const PickleObject& blob = doc.at(bins.items[4]);
+  for (std::size_t k = 0; k < blob.size; k += 997)
+    EXPECT_EQ(file[blob.offset + k], k % 256) << "blob byte " << k;
+  EXPECT_EQ(std::string(file.begin() + static_cast<std::ptrdiff_t>(doc.at(bins.items[1]).offset),
+                        file.begin() + static_cast<std::ptrdiff_t>(doc.at(bins.items[1]).offset +
+                                                                   3)),
+            "abc");
+  EXPECT_EQ(bins.items[5], bins.items[6]) << "the memo reference is the same object";
+  const PickleObject& flags = doc.at(root.items[1]);
+  ASSERT_EQ(flags.kind, Kind::list);
+  ASSERT_EQ(flags.items.size(), 1200u);
+  for (std::size_t i = 0; i < 1200; ++i)
+    EXPECT_EQ(doc.at(flags.items[i]).value, i % 3 != 1) << i;
+}
+
+TEST(PickleReader, ReadsPython3HighestProtocol) {
+  const std::string dir = test::scratch_dir("python3");
+  const std::string out = dir + "/highest.pickle";
+  if (!run_python(std::string("import pickle\n") + kPythonObjects +
+                      "open('" + out + "', 'wb').write(pickle.dumps(data, "
+                      "protocol=pickle.HIGHEST_PROTOCOL))\n",
+                  dir))
+    GTEST_SKIP() << "no python3";
+  const Bytes file = test::read_file(out);
+  ASSERT_GE(file.size(), 2u);
+  EXPECT_GE(file[1], 4) << "HIGHEST_PROTOCOL frames its data";
+  expect_python_objects(file);
+}
+
+TEST(PickleReader, ReadsEveryProtocolFrom2To5WithPython2Strings) {
+  // Python 3's own pickler at each protocol, with Python 2's rule for byte strings at
+  // protocol 2 (tests/integration/learning/write_verification_bin.py explains why).
+  const std::string dir = test::scratch_dir("protocols");
+  const std::string script =
+      test::source_dir() + "/tests/integration/learning/write_verification_bin.py";
+  std::string program = "import importlib.util, pickle\n"
+                        "spec = importlib.util.spec_from_file_location('m', '" + script +
+                        "')\nm = importlib.util.module_from_spec(spec)\n"
+                        "spec.loader.exec_module(m)\n" + kPythonObjects +
+                        "import io\n"
+                        "for p in range(3, pickle.HIGHEST_PROTOCOL + 1):\n"
+                        "    open('" + dir + "/p%d.pickle' % p, 'wb').write(pickle.dumps(data, "
+                        "protocol=p))\n"
+                        "f = open('" + dir + "/p2.pickle', 'wb')\n"
+                        "m.Python2Pickler(f, protocol=2).dump(data)\nf.close()\n";
+  if (!run_python(program, dir)) GTEST_SKIP() << "no python3";
+  for (int p = 2; p <= 5; ++p) {
+    const std::string path = dir + "/p" + std::to_string(p) + ".pickle";
+    if (!std::filesystem::exists(path)) continue;  // a python3 older than 3.8 has no 5
+    SCOPED_TRACE(path);
+    expect_python_objects(test::read_file(path));
+  }
+}
+
+TEST(PickleReader, ReadsPython2BytesExactly) {
+  // The bytes Python 2's cPickle writes for (['ab', 'c' * 300], [True]) at protocol 2.
+  Bytes file = {0x80, 2, ']', 'q', 0, '(', 'U', 2, 'a', 'b', 'q', 1, 'T', 0x2c, 1, 0, 0};
+  file.insert(file.end(), 300, 'c');
+  const Bytes tail = {'q', 2, 'e', ']', 'q', 3, 0x88, 'a', 0x86, 'q', 4, '.'};
+  file.insert(file.end(), tail.begin(), tail.end());
+  const PickleDocument doc = parse_pickle(file);
+  const PickleObject& root = doc.at(doc.root);
+  ASSERT_EQ(root.kind, Kind::tuple);
+  EXPECT_EQ(doc.at(doc.at(root.items[0]).items[1]).size, 300u);
+  EXPECT_TRUE(doc.at(doc.at(root.items[1]).items[0]).value);
+  // The test writer produces the same bytes.
+  EXPECT_EQ(test::python2_pickle({RAW("ab"), Bytes(300, 'c')}, {true}), file);
+}
+
+TEST(PickleReader, RefusesCodeByName) {
+  // What pickle.dumps writes for an object whose __reduce__ returns (os.system, ('id',)).
+  const Bytes protocol2 = RAW("\x80\x02" "cposix\nsystem\nq\x00X\x02\x00\x00"
+                                               "\x00idq\x01\x85q\x02Rq\x03.");
+  std::string why = error_of(protocol2);
+  EXPECT_NE(why.find("GLOBAL ('c')"), std::string::npos) << why;
+  EXPECT_NE(why.find("never"), std::string::npos) << why;
+  const Bytes protocol4 = RAW("\x80\x04\x95\x1c\x00\x00\x00\x00\x00\x00\x00"
+                                               "\x8c\x05posix\x94\x8c\x06system\x94\x93\x94"
+                                               "\x8c\x02id\x94\x85\x94R\x94.");
+  why = error_of(protocol4);
+  EXPECT_NE(why.find("SHORT_BINUNICODE"), std::string::npos) << why;
+  const Bytes stack_global = RAW("\x80\x04]\x93.");
+  EXPECT_NE(error_of(stack_global).find("STACK_GLOBAL"), std::string::npos);
+  const Bytes reduce = RAW("\x80\x02])R.");
+  EXPECT_NE(error_of(reduce).find("REDUCE"), std::string::npos);
+  for (const char* op : {"\x80\x02]b.", "\x80\x02]\x81.", "\x80\x02(i", "\x80\x02\x82\x01."}) {
+    const std::string e = error_of(bytes_of(op));
+    EXPECT_NE(e.find("import or call code"), std::string::npos) << e;
+  }
+}
+
+TEST(PickleReader, RefusesOtherObjectsByName) {
+  EXPECT_NE(error_of(RAW("\x80\x02K\x05.")).find("BININT1"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02}.")).find("EMPTY_DICT"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02N.")).find("NONE"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02\xff.")).find("not a pickle opcode"), std::string::npos);
+}
+
+TEST(PickleReader, RefusesWhatIsNotAProtocol2Pickle) {
+  EXPECT_NE(error_of({}).find("empty"), std::string::npos);
+  EXPECT_NE(error_of(RAW("(lp0\n.")).find("protocol 2 or later"), std::string::npos);
+  EXPECT_NE(error_of({0xff, 0xd8, 0xff}).find("protocol 2 or later"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x01]."))
+                .find("pickle protocol 1"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x06]."))
+                .find("pickle protocol 6"), std::string::npos);
+}
+
+TEST(PickleReader, RefusesBrokenStructure) {
+  EXPECT_NE(error_of(RAW("\x80\x02]")).find("without STOP"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02].x")).find("follow STOP"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02]].")).find("2 objects"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02(].")).find("MARK still open"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02]e.")).find("without a MARK"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02)\x88" "a.")).find("not a list"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02]\x86.")).find("needs 2 objects"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02](\x85.")).find("above the MARK"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02h\x07.")).find("memo key 7"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02T\xff\xff\xff\xff."))
+                .find("negative length"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02U\x10" "abc.")).find("truncated"),
+            std::string::npos);
+  const Bytes huge = RAW("\x80\x04\x8e\xff\xff\xff\xff\xff\xff\xff\x7f.");
+  EXPECT_NE(error_of(huge).find("truncated"), std::string::npos);
+}
+
+TEST(PickleReader, ChecksFrames) {
+  // FRAME of 2 bytes holding EMPTY_LIST STOP: fine.
+  EXPECT_NO_THROW(parse_pickle(RAW("\x80\x04\x95\x02\x00\x00\x00\x00\x00\x00"
+                                                    "\x00].")));
+  // A frame longer than the file.
+  EXPECT_NE(error_of(RAW("\x80\x04\x95\x09\x00\x00\x00\x00\x00\x00\x00]."))
+                .find("runs past the end of the file"),
+            std::string::npos);
+  // A byte string that runs past its frame's end.
+  EXPECT_NE(error_of(RAW("\x80\x04\x95\x03\x00\x00\x00\x00\x00\x00\x00"
+                                          "C\x02" "ab."))
+                .find("end of its frame"),
+            std::string::npos);
+  // A new frame before the current one ends.
+  EXPECT_NE(error_of(RAW("\x80\x04\x95\x0b\x00\x00\x00\x00\x00\x00\x00"
+                                          "\x95\x01\x00\x00\x00\x00\x00\x00\x00]."))
+                .find("new frame"),
+            std::string::npos);
+}
+
+// A small valid verification-file pickle of real JPEGs for the fuzz-like tests.
+Bytes small_bin() {
+  const test::FacePairs pairs = test::face_pairs(2, 16);
+  return test::python2_pickle(pairs.images, pairs.issame);
+}
+
+TEST(PickleReader, EveryTruncationIsAMessage) {
+  const Bytes whole = small_bin();
+  ASSERT_NO_THROW(parse_pickle(whole));
+  for (std::size_t n = 0; n < whole.size(); ++n) {
+    const Bytes part(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(n));
+    const std::string why = error_of(part);
+    EXPECT_NE(why.find("pickle byte"), std::string::npos) << "prefix of " << n << " bytes";
+  }
+}
+
+TEST(PickleReader, BitFlipsParseOrGiveAMessage) {
+  const Bytes whole = small_bin();
+  std::size_t refused = 0, parsed = 0;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      Bytes flipped = whole;
+      flipped[i] = static_cast<std::uint8_t>(flipped[i] ^ (1u << bit));
+      try {
+        const PickleDocument doc = parse_pickle(flipped);
+        // Whatever parsed stays inside the file and refers only to objects it built.
+        for (const PickleObject& o : doc.objects) {
+          EXPECT_LE(o.offset + o.size, flipped.size());
+          for (const std::size_t item : o.items) EXPECT_LT(item, doc.objects.size());
+        }
+        ++parsed;
+      } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("pickle byte"), std::string::npos) << e.what();
+        ++refused;
+      }
+    }
+  }
+  EXPECT_GT(refused, 0u);
+  EXPECT_GT(parsed, 0u) << "flips inside the JPEG bytes leave a valid pickle";
+}
+
+}  // namespace
+}  // namespace pfc

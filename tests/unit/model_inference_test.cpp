@@ -1,0 +1,159 @@
+// The backbone in inference mode (PyTorch's model.eval()): arcface_torch's own eval_embeddings
+// of the golden file (tiny and r50, after the one training forward that set the running
+// statistics), batch-size independence, one image at a time, nothing kept for a backward and
+// the running statistics untouched.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "app/golden_backbone.h"
+#include "backend/cpu/cpu_backend.h"
+#include "io/golden_file.h"
+#include "model/iresnet.h"
+#include "support/gradient_checker.h"
+#include "support/test_paths.h"
+
+namespace pfc {
+namespace {
+
+std::string golden_f64_path() {
+  return (std::filesystem::path(test::golden_path()).parent_path() /
+          "iresnet_arcface_torch_f64.h5")
+      .string();
+}
+
+double relative_l2(const Tensor& ours, const Tensor& reference) {
+  double diff = 0, norm = 0;
+  for (std::int64_t i = 0; i < reference.numel(); ++i) {
+    const double d = test::element(ours, i) - test::element(reference, i);
+    diff += d * d;
+    norm += test::element(reference, i) * test::element(reference, i);
+  }
+  return std::sqrt(diff / norm);
+}
+
+struct GoldenRun {
+  double error = 0;      // L2 relative error of our eval embeddings against arcface_torch's
+  double tolerance = 0;  // the golden rule for this activation type
+};
+
+// The golden problem: parameters by the fill rule, one training forward on the stored input
+// (running statistics from 0 and 1), then the inference forward of the same input.
+GoldenRun run_golden(const std::string& group, DType activations) {
+  const GoldenFile file(golden_f64_path());
+  const GoldenNetwork network = file.network(group);
+  CpuBackend backend;
+  IResNetOptions options;
+  options.layers = network.layers;
+  options.image_size = network.image_size;
+  options.embedding_size = network.embedding_size;
+  options.activations = activations;
+  IResNet model(backend, options);
+  for (const std::string& name : file.parameter_names(group))
+    model.import_parameter(name, file.parameter(group, name));
+  const Tensor images = nchw_to_nhwc(file.input(group));
+  model.forward(images, ForwardMode::training);
+  const Tensor ours = backend.to_host(model.forward(images, ForwardMode::inference));
+  const auto reference = file.reference(group, "arcface_sr1", "eval_embeddings");
+  EXPECT_TRUE(reference.has_value()) << group << " has no eval_embeddings";
+  if (!reference) return {};
+  const double torch_error = h5::read_attribute_double(
+      file.file_id(), group + "/arcface_sr1/eval_embeddings", "torch_cpu_fp32_rel_err");
+  GoldenRun run;
+  run.error = relative_l2(ours, reference->values);
+  // The golden rule: an f64 run (running statistics f64 too) within 1e-10 of exact; fp32
+  // within max(1e-4, 4 x arcface_torch's own fp32 error).
+  run.tolerance = activations == DType::f64 ? 1e-10 : std::max(1e-4, 4 * torch_error);
+  return run;
+}
+
+TEST(ModelInference, TinyMatchesArcfaceTorchEvalF32) {
+  const GoldenRun run = run_golden("tiny", DType::f32);
+  EXPECT_LE(run.error, run.tolerance);
+  RecordProperty("relative_error", fmt::format("{:.2e}", run.error));
+}
+
+TEST(ModelInference, TinyMatchesArcfaceTorchEvalF64) {
+  const GoldenRun run = run_golden("tiny", DType::f64);
+  EXPECT_LE(run.error, run.tolerance);
+}
+
+TEST(ModelInference, R50MatchesArcfaceTorchEvalF32) {
+  const GoldenRun run = run_golden("r50", DType::f32);
+  EXPECT_LE(run.error, run.tolerance);
+  RecordProperty("relative_error", fmt::format("{:.2e}", run.error));
+}
+
+IResNetOptions small_options() {
+  IResNetOptions o;
+  o.layers = {1, 1, 1, 1};
+  o.widths = {8, 8, 16, 16};
+  o.image_size = 32;
+  o.embedding_size = 12;
+  return o;
+}
+
+// Random running statistics, as a trained network has.
+void randomise_buffers(IResNet& model, Backend& backend) {
+  std::uint64_t seed = 100;
+  for (Buffer* b : model.buffers()) {
+    const bool var = b->name.ends_with("running_var");
+    const Tensor v = test::random_uniform(b->value.shape(), DType::f32, ++seed,
+                                          var ? 0.5 : -0.3, var ? 2.0 : 0.3);
+    backend.copy(v, b->value);
+  }
+}
+
+TEST(ModelInference, EachImageAloneGivesItsBatchedEmbedding) {
+  CpuBackend backend;
+  IResNet model(backend, small_options());
+  model.initialize(7);
+  randomise_buffers(model, backend);
+  const Tensor images = test::random_uniform({5, 32, 32, 3}, DType::f32, 8);
+  const Tensor batched = backend.to_host(model.forward(images, ForwardMode::inference));
+  for (std::int64_t i = 0; i < 5; ++i) {
+    const Tensor alone = backend.to_host(model.forward(images.rows(i, i + 1),
+                                                       ForwardMode::inference));
+    test::expect_tensors_near(alone, batched.rows(i, i + 1), 1e-5, 1e-6,
+                              "image " + std::to_string(i) + " alone");
+  }
+}
+
+TEST(ModelInference, KeepsNothingAndLeavesRunningStatisticsAlone) {
+  CpuBackend backend;
+  IResNet model(backend, small_options());
+  model.initialize(9);
+  randomise_buffers(model, backend);
+  std::vector<Tensor> before;
+  for (const Buffer* b : model.buffers()) before.push_back(backend.to_host(b->value));
+  const Tensor images = test::random_uniform({3, 32, 32, 3}, DType::f32, 10);
+  model.forward(images, ForwardMode::inference);  // anything a first call sets up stays
+  const MemoryLedger& ledger = backend.allocator().ledger();
+  const std::int64_t in_use = ledger.snapshot().total_in_use;
+  {
+    const Tensor embeddings = model.forward(images, ForwardMode::inference);
+    EXPECT_EQ(ledger.snapshot().total_in_use - in_use,
+              static_cast<std::int64_t>(embeddings.bytes()))
+        << "an inference forward kept activations beyond its result";
+  }
+  for (std::size_t i = 0; i < before.size(); ++i)
+    test::expect_tensors_near(backend.to_host(model.buffers()[i]->value), before[i], 0, 0,
+                              model.buffers()[i]->name);
+}
+
+TEST(ModelInference, DiffersFromTrainingModeByTheStatistics) {
+  // A guard that the mode reaches every batch-norm: with running statistics far from the
+  // batch's, the two modes must disagree.
+  CpuBackend backend;
+  IResNet model(backend, small_options());
+  model.initialize(11);
+  randomise_buffers(model, backend);
+  const Tensor images = test::random_uniform({4, 32, 32, 3}, DType::f32, 12);
+  const Tensor eval = backend.to_host(model.forward(images, ForwardMode::inference));
+  const Tensor train = backend.to_host(model.forward(images, ForwardMode::training));
+  EXPECT_GT(relative_l2(train, eval), 1e-2);
+}
+
+}  // namespace
+}  // namespace pfc
