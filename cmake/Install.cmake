@@ -1,6 +1,7 @@
 # What `cmake --install` adds beside the pfc executable so that the installed tree runs on a
 # machine that has neither this checkout's ../shared nor every library of the build machine:
-# the GPU test program, the golden reference file (arcface_torch in f64), and the Debian
+# the GPU test program, the golden reference files (arcface_torch in f64: the iresnet one and
+# the parity one of the training semantics), and the Debian
 # libraries that such machines lack - libturbojpeg, and ONNX with its protobuf (found through
 # the executables' $ORIGIN/../lib rpath; a system copy earlier in LD_LIBRARY_PATH takes
 # precedence).
@@ -9,10 +10,12 @@ if(TARGET pfc_gpu_tests)
   install(TARGETS pfc_gpu_tests RUNTIME DESTINATION bin)
 endif()
 
-set(PFC_GOLDEN_FILE ${CMAKE_SOURCE_DIR}/../shared/golden/iresnet_arcface_torch_f64.h5)
-if(EXISTS ${PFC_GOLDEN_FILE})
-  install(FILES ${PFC_GOLDEN_FILE} DESTINATION share/pfc/golden)
-endif()
+foreach(golden iresnet_arcface_torch_f64.h5 arcface_torch_parity_f64.h5)
+  set(PFC_GOLDEN_FILE ${CMAKE_SOURCE_DIR}/../shared/golden/${golden})
+  if(EXISTS ${PFC_GOLDEN_FILE})
+    install(FILES ${PFC_GOLDEN_FILE} DESTINATION share/pfc/golden)
+  endif()
+endforeach()
 
 # Installs the real file of a shared library under the soname the executables ask for
 # (libturbojpeg.so.0 for .../libturbojpeg.so.0.2.0).

@@ -1,7 +1,9 @@
 // `pfc golden FILE --case GROUP/CASE ...`: rebuilds arcface_torch's network from a golden
 // file, runs forward and backward on the chosen backend and precision, and compares every
-// stored tensor with the file's exact (f64) values by the precision's rule (golden_table.h).
-// Exit code 3 when any tensor, or the fp32 median rule, fails.
+// stored tensor with the file's exact (f64) values by the precision's rule (golden_table.h); a
+// training case of the parity file (one with optimiser steps) runs them through the trainer's
+// step and compares the state after them. Exit code 3 when any tensor, or the fp32 median
+// rule, fails.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include "app/golden_backbone.h"
 #include "app/golden_partial_fc.h"
 #include "app/golden_table.h"
+#include "app/golden_training.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
 #include "config/config.h"
@@ -61,10 +64,16 @@ int run_golden(const GoldenOptions& options) {
                                   comm.world_size() > 1 ? "s" : "", file.precision(),
                                   file.path()),
                       rule);
-    // The backbone is checked on rank 0; the classifier on every rank, sharded.
-    if (report) check_golden_backbone(file, network, golden_case, backend, activations, table);
-    check_golden_partial_fc(file, network, golden_case, backend, comm, run_dtype,
-                            fp16 ? DType::f16 : run_dtype, table);
+    const DType gemm_operands = fp16 ? DType::f16 : run_dtype;
+    if (const auto training = file.training(group, case_name)) {
+      check_golden_training(file, network, golden_case, *training, backend, comm, run_dtype,
+                            activations, gemm_operands, table);
+    } else {
+      // The backbone is checked on rank 0; the classifier on every rank, sharded.
+      if (report) check_golden_backbone(file, network, golden_case, backend, activations, table);
+      check_golden_partial_fc(file, network, golden_case, backend, comm, run_dtype,
+                              gemm_operands, table);
+    }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (report) {
@@ -82,11 +91,15 @@ int run_golden(const GoldenOptions& options) {
 CommandRunner add_golden_command(CLI::App& app) {
   auto options = std::make_shared<GoldenOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "golden", "Compare pfc with arcface_torch's golden values (forward, backward, loss)");
+      "golden",
+      "Compare pfc with arcface_torch's golden values (forward, backward, loss, and the "
+      "optimiser steps of the parity file's training cases)");
   cmd->add_option("file", options->file, "golden HDF5 file (../shared/golden/...)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--case", options->cases, "GROUP/CASE to check, e.g. tiny/arcface_sr1")
+  cmd->add_option("--case", options->cases,
+                  "GROUP/CASE to check, e.g. tiny/arcface_sr1, or tiny/adamw_2steps in the "
+                  "parity file")
       ->required();
   cmd->add_option("--device", options->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));

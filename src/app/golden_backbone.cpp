@@ -70,6 +70,13 @@ Tensor nchw_to_nhwc(const Tensor& nchw) {
   return nhwc;
 }
 
+Tensor golden_images(Backend& backend, const Tensor& nchw) {
+  const Tensor nhwc = nchw_to_nhwc(nchw);
+  Tensor images = backend.empty(nhwc.shape(), DType::f32, MemoryPurpose::data);
+  backend.copy(nhwc, images);
+  return images;
+}
+
 std::unique_ptr<Backbone> golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
                                           Backend& backend, DType activations) {
   Config cfg;
@@ -100,9 +107,7 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
   table.compare("input (fill rule)", to_host_f64(backend, filled).data<double>(),
                 to_host_f64(backend, input).data<double>(), input.numel(), {});
 
-  const Tensor images_host = nchw_to_nhwc(input);
-  Tensor images = backend.empty(images_host.shape(), DType::f32, MemoryPurpose::data);
-  backend.copy(images_host, images);
+  const Tensor images = golden_images(backend, input);
   const Tensor embeddings = to_host_f64(backend, model.forward(images, ForwardMode::training));
   if (auto ref = file.reference(network.group, golden_case.name, "embeddings"))
     compare_reference(table, "embeddings", embeddings, *ref);

@@ -34,4 +34,8 @@ void compare_reference(GoldenTable& table, const std::string& name, const Tensor
 // NCHW host f32 -> NHWC host f32 (the golden input's layout to ours).
 Tensor nchw_to_nhwc(const Tensor& nchw);
 
+// A golden input [batch, 3, s, s] (NCHW, host) as the images the backbone takes: NHWC f32 on
+// the backend's device.
+Tensor golden_images(Backend& backend, const Tensor& nchw);
+
 }  // namespace pfc

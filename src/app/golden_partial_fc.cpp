@@ -23,6 +23,7 @@ void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& networ
   options.method = golden_case.sample_rate < 1.0 ? PfcMethod::pfc : PfcMethod::mp;
   options.dtype = dtype;
   options.gemm_operands = gemm_operands;
+  options.interclass_filtering_threshold = golden_case.interclass_filtering_threshold;
   PartialFc head(backend, comm, options);
   head.set_global_weight(file.class_centres(network));
   const std::string sampled_path = group + "/" + golden_case.name + "/sampled_index";

@@ -10,6 +10,7 @@
 #include "plan/host_memory.h"
 #include "plan/plan_text.h"
 #include "plan/run_plan.h"
+#include "train/optimizer.h"
 
 namespace pfc {
 
@@ -33,14 +34,16 @@ Available available_to_one_rank(const Config& cfg, BackendKind kind) {
           fmt::format("{} of this host, shared by {} rank(s)", host.source, sharing)};
 }
 
-// The largest shard's class centres and their momentum, f32: the least a rank needs. A plan
-// runs the class sampler on the host for real, so a classifier this far out of reach is refused
-// before it is planned.
+// The largest shard's class centres and their optimiser moments (SGD's momentum, AdamW's two),
+// f32: the least a rank needs. A plan runs the class sampler on the host for real, so a
+// classifier this far out of reach is refused before it is planned.
 double classifier_floor_bytes(const Config& cfg, int world_size) {
   const bool dp = parse_pfc_method(cfg.method) == PfcMethod::dp;
   const std::int64_t rows =
       dp ? cfg.num_classes : ShardLayout::make(cfg.num_classes, world_size, 0, 1.0).max_local();
-  return 2.0 * 4.0 * static_cast<double>(rows) * static_cast<double>(cfg.embedding_size);
+  const auto copies =
+      static_cast<double>(1 + make_optimizer(optimizer_settings(cfg))->moment_names().size());
+  return copies * 4.0 * static_cast<double>(rows) * static_cast<double>(cfg.embedding_size);
 }
 
 [[noreturn]] void refuse(const Config& cfg, const std::string& need, const Available& available) {
@@ -64,7 +67,7 @@ void check_run_fits(const Config& cfg) {
   if (floor > static_cast<double>(available.bytes))
     refuse(cfg,
            fmt::format("needs at least {:.2f} GiB per rank for its class centres and their "
-                       "momentum alone, {:.2f} available",
+                       "optimiser moments alone, {:.2f} available",
                        floor / kGiB, static_cast<double>(available.bytes) / kGiB),
            available);
   auto& meta = dynamic_cast<MetaBackend&>(*place.backend);

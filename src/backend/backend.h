@@ -49,6 +49,21 @@ struct MarginParams {
   double scale = 64.0;
 };
 
+// torch.optim.AdamW's constants for one update: decoupled weight decay, bias-corrected
+// moments. `step` numbers the update, from 1 (the bias correction's t).
+struct AdamWParams {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 1e-2;
+  std::int64_t step = 1;
+};
+
+// The factors of one AdamW update, computed in f64 by both backends alike: the decay
+// 1 - lr * wd, the step size lr / (1 - beta1^t) and sqrt(1 - beta2^t). Throws pfc::Error
+// naming `op` when step < 1 or a beta is outside [0, 1).
+struct AdamWFactors {
+  double decay = 1.0, step_size = 0.0, bias2_sqrt = 1.0;
+};
+AdamWFactors adamw_factors(const AdamWParams& p, const char* op);
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -169,14 +184,33 @@ class Backend {
   virtual void softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
                             const Tensor& local_label, double scale, std::int64_t global_batch,
                             Tensor& target_prob) = 0;
+  // arcface_torch's inter-class filtering, in place on cos [batch, classes] before
+  // margin_logits: every entry above `threshold` that is not its row's target column
+  // local_label[b] becomes 0 (-1: the target lives on another rank, so every column is a
+  // negative). keep [batch, classes] u8 is 0 where an entry was filtered, 1 elsewhere.
+  virtual void interclass_filter(Tensor& cos, const Tensor& local_label, double threshold,
+                                 Tensor& keep) = 0;
+  // grad [batch, classes] *= keep: a filtered cosine was replaced by a constant,
+  // so no gradient reaches it.
+  virtual void interclass_filter_backward(Tensor& grad, const Tensor& keep) = 0;
 
-  // ---- optimiser (PyTorch SGD semantics; f32 master weights, f64 in an f64 run) ---------
-  // g' = g + weight_decay * w;  m = momentum * m + g';  w -= lr * m.
+  // ---- optimisers (PyTorch semantics) ---------------------------------------------------
+  // w and its optimiser state share one type: f32 masters, f64 in an f64 run (the CPU
+  // backend). g has that type, or is f16 beside f32 masters on cuda.
+  // torch.optim.SGD: g' = g + weight_decay * w;  m = momentum * m + g';  w -= lr * m.
   virtual void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                           double weight_decay) = 0;
   // The same on the rows index[i] of w and m, with gradient row i of g (sparse PartialFC).
   virtual void sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
                                double lr, double momentum, double weight_decay) = 0;
+  // torch.optim.AdamW: w *= 1 - lr * wd;  m = b1 * m + (1 - b1) * g;
+  // v = b2 * v + (1 - b2) * g * g;  w -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
+  virtual void adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
+                            const AdamWParams& p) = 0;
+  // The same on the rows index[i] of w, m and v, with gradient row i of g (sparse PartialFC:
+  // other rows and their moments untouched).
+  virtual void adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                 const Tensor& g, const AdamWParams& p) = 0;
 };
 
 // The CPU and meta backends always exist; the CUDA one when built with CUDA and a GPU is visible

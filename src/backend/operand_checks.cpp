@@ -160,7 +160,14 @@ void gemm_int(std::int64_t v, const char* what) {
             v);
 }
 
-// Master weights (and their momentum) of an SGD step.
+// The u8 mask of inter-class filtering, beside the matrix it marks.
+void keep_mask(const OperandRules& r, const Tensor& keep, const Tensor& matrix, const char* op) {
+  placed(r, keep, op, "keep");
+  check_shape(keep, matrix.shape(), op, "keep");
+  check_dtype(keep, DType::u8, op, "keep");
+}
+
+// Master weights (and their optimiser moments) of an SGD or AdamW step.
 void master(const OperandRules& r, const Tensor& w, const char* op) {
   if (r.f32_statistics) {
     placed(r, w, op, "w");
@@ -168,6 +175,28 @@ void master(const OperandRules& r, const Tensor& w, const char* op) {
   } else {
     computable(r, w, op, "w");
   }
+}
+
+// An optimiser step on all of w: its first moment m like it, the gradient g of its shape.
+void dense_step(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m,
+                const char* op) {
+  master(r, w, op);
+  like(r, m, w, op, "m");
+  companion(r, g, w, op, "g");
+  check_shape(g, w.shape(), op, "g");
+}
+
+// An optimiser step on rows index[i] of w [rows, cols] (and of m like it), row i of g
+// [count, cols] each.
+void row_step(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& index,
+              const Tensor& g, const char* op) {
+  master(r, w, op);
+  rank_is(w, 2, op, "w");
+  like(r, m, w, op, "m");
+  companion(r, g, w, op, "g");
+  rank_is(g, 2, op, "g");
+  check_shape(g, {g.dim(0), w.dim(1)}, op, "g");
+  index_vector(r, index, g.dim(0), op);
 }
 
 }  // namespace
@@ -424,23 +453,40 @@ void softmax_grad(const OperandRules& r, const Tensor& exp_logits, const Tensor&
   vector_of(r, target_prob, rows, s, op, "target_prob");
 }
 
+void interclass_filter(const OperandRules& r, const Tensor& cos, const Tensor& local_label,
+                       const Tensor& keep) {
+  const char* op = "interclass_filter";
+  matrix(r, cos, op, "cos");
+  margin_rows(r, cos.dim(0), op);
+  vector_of(r, local_label, cos.dim(0), DType::i64, op, "local_label");
+  keep_mask(r, keep, cos, op);
+}
+
+void interclass_filter_backward(const OperandRules& r, const Tensor& grad, const Tensor& keep) {
+  const char* op = "interclass_filter_backward";
+  matrix(r, grad, op, "grad");
+  keep_mask(r, keep, grad, op);
+}
+
 void sgd_update(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m) {
-  master(r, w, "sgd_update");
-  like(r, m, w, "sgd_update", "m");
-  companion(r, g, w, "sgd_update", "g");
-  check_shape(g, w.shape(), "sgd_update", "g");
+  dense_step(r, w, g, m, "sgd_update");
 }
 
 void sgd_update_rows(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& index,
                      const Tensor& g) {
-  const char* op = "sgd_update_rows";
-  master(r, w, op);
-  rank_is(w, 2, op, "w");
-  like(r, m, w, op, "m");
-  companion(r, g, w, op, "g");
-  rank_is(g, 2, op, "g");
-  check_shape(g, {g.dim(0), w.dim(1)}, op, "g");
-  index_vector(r, index, g.dim(0), op);
+  row_step(r, w, m, index, g, "sgd_update_rows");
+}
+
+void adamw_update(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m,
+                  const Tensor& v) {
+  dense_step(r, w, g, m, "adamw_update");
+  like(r, v, w, "adamw_update", "v");
+}
+
+void adamw_update_rows(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& v,
+                       const Tensor& index, const Tensor& g) {
+  row_step(r, w, m, index, g, "adamw_update_rows");
+  like(r, v, w, "adamw_update_rows", "v");
 }
 
 }  // namespace pfc::operand_check

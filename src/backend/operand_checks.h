@@ -84,10 +84,17 @@ void exp_and_row_sum(const OperandRules& r, const Tensor& logits, const Tensor& 
                      const Tensor& row_sum);
 void softmax_grad(const OperandRules& r, const Tensor& exp_logits, const Tensor& global_sum,
                   const Tensor& local_label, std::int64_t global_batch, const Tensor& target_prob);
+void interclass_filter(const OperandRules& r, const Tensor& cos, const Tensor& local_label,
+                       const Tensor& keep);
+void interclass_filter_backward(const OperandRules& r, const Tensor& grad, const Tensor& keep);
 
 // ---- optimiser ----
 void sgd_update(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m);
 void sgd_update_rows(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& index,
                      const Tensor& g);
+void adamw_update(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m,
+                  const Tensor& v);
+void adamw_update_rows(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& v,
+                       const Tensor& index, const Tensor& g);
 
 }  // namespace pfc::operand_check

@@ -12,10 +12,10 @@
 //   all_gather      every block of recv is a copy of send (send may already be block `rank` of
 //                   recv: gather in place);
 //   all_reduce      sum: world_size * x, max: x — what world_size identical contributions
-//                   reduce to. The trainer divides the summed backbone gradient by world_size
-//                   (DistributedDataParallel's average), so the average it steps with is x,
-//                   a real gradient, and PartialFC's softmax sum, loss sum and batch-size check
-//                   see a world whose ranks agree;
+//                   reduce to. The trainer steps with the summed backbone gradient (each
+//                   rank's is its share of the global batch's), world_size * x: what a real
+//                   world of such ranks sums to; and PartialFC's softmax sum, loss sum and
+//                   batch-size check see a world whose ranks agree;
 //   reduce_scatter  recv = block `rank` of send reduced over world_size identical
 //                   contributions (sum: world_size * block, max: block);
 //   broadcast       no-op (the root's tensor is taken to equal ours);

@@ -156,6 +156,12 @@ std::vector<std::string> translate(Settings& settings, const fs::path& file) {
     it->second.value.integer = 0;
   }
 
+  // train_v2.py applies lr as the config gives it, at any global batch.
+  settings["lr_scaling"] = {
+      string_value("none"),
+      fmt::format("{} (arcface_torch applies lr as given, unscaled by the batch)", file.string()),
+      -1};
+
   // arcface_torch trains on GPUs only.
   settings["device"] = {string_value("cuda"),
                         fmt::format("{} (arcface_torch trains on GPUs)", file.string()), -1};

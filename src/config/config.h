@@ -21,9 +21,12 @@ struct Config {
   double sample_rate = 1.0;           // fraction of each shard's class centres per step
   bool fp16 = true;
   std::int64_t batch_size = 128;      // per rank
-  double lr = 0.1;                    // for a global batch of 512; scaled by global / 512
-  double momentum = 0.9;
+  double lr = 0.1;                    // as applied, or for a global batch of 512 (lr_scaling)
+  std::string optimizer = "sgd";      // "sgd" | "adamw"
+  double momentum = 0.9;              // sgd
   double weight_decay = 5e-4;
+  std::int64_t gradient_acc = 1;      // micro-batches whose gradients one optimiser step sums
+  double interclass_filtering_threshold = 0.0;  // negatives above this cosine become 0; 0: off
   std::array<double, 3> margin_list{1.0, 0.5, 0.0};
   std::int64_t num_classes = 1000000;
   std::int64_t num_image = 1000000;
@@ -46,6 +49,7 @@ struct Config {
   std::int64_t image_size = 112;
   double scale_s = 64.0;
   std::string lr_schedule = "step";   // "step" (the seed) | "polynomial" (arcface_torch)
+  std::string lr_scaling = "batch/512";  // "batch/512": lr x global batch / 512; "none": lr
   std::vector<double> decay_epoch{10, 16, 22};
   double clip_grad_norm = 5.0;
   std::int64_t steps = 0;             // stop after this many steps (0: run all epochs)

@@ -29,10 +29,28 @@ const ConfigKey kKeys[] = {
     {"fp16", &Config::fp16,
      "mixed precision: dynamic loss scale, f16 classifier GEMMs, f16 backbone on cuda"},
     {"batch_size", &Config::batch_size, "images per rank per step", {.min = at_least(1)}},
-    {"lr", &Config::lr, "base learning rate for a global batch of 512; the run scales it by global batch / 512",
+    {"lr", &Config::lr,
+     "learning rate: applied as given with lr_scaling = \"none\", times global batch / 512 "
+     "with \"batch/512\"",
      {.min = above(0)}},
-    {"momentum", &Config::momentum, "SGD momentum", {.min = at_least(0), .max = below(1)}},
-    {"weight_decay", &Config::weight_decay, "SGD weight decay", {.min = at_least(0)}},
+    {"optimizer", &Config::optimizer,
+     "sgd (momentum, weight decay added to the gradient) or adamw (torch.optim.AdamW: decoupled "
+     "weight decay, betas 0.9/0.999, eps 1e-8), for the backbone and the class centres",
+     {.choices = "sgd|adamw"}},
+    {"momentum", &Config::momentum, "SGD momentum (unused by adamw)",
+     {.min = at_least(0), .max = below(1)}},
+    {"weight_decay", &Config::weight_decay,
+     "weight decay: SGD adds weight_decay x w to the gradient, AdamW shrinks w by "
+     "lr x weight_decay",
+     {.min = at_least(0)}},
+    {"gradient_acc", &Config::gradient_acc,
+     "micro-batches per optimiser step: their gradients are summed (not averaged, as "
+     "train_v2.py), then one clipped step; steps, the schedule and epochs count optimiser steps",
+     {.min = at_least(1)}},
+    {"interclass_filtering_threshold", &Config::interclass_filtering_threshold,
+     "negatives whose cosine exceeds this are set to 0 before the margin (arcface_torch's "
+     "CombinedMarginLoss); 0 filters nothing",
+     {.min = at_least(0), .max = below(1)}},
     {"margin_list", &Config::margin_list,
      "(m1, m2, m3): (1.0, 0.5, 0.0) is ArcFace cos(t + m2), (1.0, 0.0, 0.4) CosFace cos - m3",
      {.min = at_least(0), .length = 3}},
@@ -82,6 +100,10 @@ const ConfigKey kKeys[] = {
     {"lr_schedule", &Config::lr_schedule,
      "step: x0.1 at each of decay_epoch (the seed); polynomial: arcface_torch's decay to 0",
      {.choices = "step|polynomial"}},
+    {"lr_scaling", &Config::lr_scaling,
+     "batch/512: the run applies lr x global batch / 512 (the seed's train.py); none: lr as given "
+     "(arcface_torch's train_v2.py and its configs)",
+     {.choices = "batch/512|none"}},
     {"decay_epoch", &Config::decay_epoch,
      "epochs at which the step schedule divides the learning rate by 10, ascending",
      {.min = at_least(0)}},

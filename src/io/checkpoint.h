@@ -2,18 +2,23 @@
 // back on any number of ranks by checkpoint_reader.h; checkpoint_layout.h says where.
 //
 // On disk, output/<run>/ckpt/step_NNNNNNN/ (NNNNNNN: the step, 7 digits or more):
-//   shard_RRRRR.h5  one per rank that wrote it: /weight and /momentum [num_local, emb] f32,
-//                   attributes class_start, num_local, num_classes, rank, world_size
-//   model.h5        /backbone/parameters/NAME, /backbone/momentum/NAME, /backbone/buffers/NAME:
-//                   f32 in PyTorch layout, arcface_torch state_dict names; each group's
-//                   attribute `names` lists them in order, one per line
+//   shard_RRRRR.h5  one per rank that wrote it: /weight and one dataset per optimiser moment
+//                   (/momentum for SGD; /exp_avg and /exp_avg_sq for AdamW) [num_local, emb]
+//                   f32, attributes class_start, num_local, num_classes, rank, world_size
+//   model.h5        /backbone/parameters/NAME, /backbone/MOMENT/NAME (one group per moment),
+//                   /backbone/buffers/NAME: f32 in PyTorch layout, arcface_torch state_dict
+//                   names; each group's attribute `names` lists them in order, one per line
 //                   /state: attributes step, epoch, data_epoch, data_samples_in_epoch,
 //                   loss_scale, loss_scale_clean_steps, lr_step, seed, world_size, method,
-//                   sample_rate, num_classes, embedding_size, config (TOML)
-//                   /pfc/weight, /pfc/momentum: virtual datasets [num_classes, emb] f32 over
-//                   the shard files (relative names: the folder can move); /pfc attributes
-//                   num_classes, embedding_size, class_start and num_local (one per shard)
+//                   sample_rate, num_classes, embedding_size, config (TOML), optimizer,
+//                   backbone_updates, classifier_updates
+//                   /pfc/weight, /pfc/MOMENT: virtual datasets [num_classes, emb] f32 over the
+//                   shard files (relative names: the folder can move); /pfc attributes
+//                   num_classes, embedding_size, class_start and num_local (one per shard),
+//                   moments (the moment names, one per line)
 //   latest (beside the step folders): the name of the newest complete checkpoint
+// A checkpoint written before AdamW existed has no optimizer, updates or moments attributes: it
+// reads as SGD with its one moment "momentum" and `step` updates of each part.
 // Every dataset is chunked with HDF5's Fletcher32 checksum and the files use HDF5's
 // checksummed metadata (object headers of format 1.8+), so damage is a read error naming what
 // it hit; values are checked finite before writing and after reading (checkpoint_values.h).
@@ -43,19 +48,29 @@ struct TrainingState {
   std::int64_t num_classes = 0;
   std::int64_t embedding_size = 0;
   std::string config_toml;
+  std::string optimizer = "sgd";       // "sgd" | "adamw": whose moments the checkpoint holds
+  std::int64_t backbone_updates = 0;   // optimiser updates applied (AdamW's bias correction)
+  std::int64_t classifier_updates = 0;
 };
 
-// Rows [class_start, class_start + num_local) of the class centres and their momentum. DP
-// holds every row on every rank; it saves the rows of the MP layout of its rank.
+// One optimiser moment of every trained backbone parameter, under torch.optim's name of the
+// moment ("momentum"; "exp_avg", "exp_avg_sq").
+struct NamedMoment {
+  std::string name;
+  std::vector<NamedTensor> tensors;
+};
+
+// Rows [class_start, class_start + num_local) of the class centres and their optimiser
+// moments. DP holds every row on every rank; it saves the rows of the MP layout of its rank.
 struct ClassShard {
   std::int64_t class_start = 0;
-  Tensor weight;    // f32 [num_local, embedding_size], host
-  Tensor momentum;  // f32 [num_local, embedding_size], host
+  Tensor weight;                     // f32 [num_local, embedding_size], host
+  std::vector<NamedTensor> moments;  // each f32 like weight, in the order of Checkpoint::moments
 };
 
 struct Checkpoint {
   std::vector<NamedTensor> parameters;  // the backbone (written from rank 0)
-  std::vector<NamedTensor> momentum;    // SGD momentum of the trained parameters
+  std::vector<NamedMoment> moments;     // the optimiser's state of the trained parameters
   std::vector<NamedTensor> buffers;     // batch-norm running statistics
   ClassShard shard;                     // this rank's
   TrainingState state;

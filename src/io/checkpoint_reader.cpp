@@ -1,7 +1,9 @@
 #include "io/checkpoint_reader.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <exception>
 #include <sstream>
 
@@ -41,16 +43,31 @@ h5::File open_model(const fs::path& folder) {
   return file;
 }
 
+// The lines of a newline-separated list attribute, empty lines left out.
+std::vector<std::string> read_list(hid_t file, const std::string& object, const char* attribute) {
+  std::vector<std::string> items;
+  std::istringstream lines(h5::read_attribute_string(file, object, attribute));
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) items.push_back(line);
+  return items;
+}
+
 std::vector<NamedTensor> read_named(hid_t file, const std::string& group) {
   std::vector<NamedTensor> tensors;
-  std::istringstream names(h5::read_attribute_string(file, group, "names"));
-  for (std::string name; std::getline(names, name);) {
-    if (name.empty()) continue;
+  for (const std::string& name : read_list(file, group, "names")) {
     const std::string path = group + "/" + name;
     PFC_CHECK(h5::exists(file, path), "{} is listed but missing", path);
     tensors.push_back({name, h5::read_tensor(file, path, DType::f32)});
   }
   return tensors;
+}
+
+// The optimiser moments the checkpoint holds; one written before AdamW existed has SGD's.
+std::vector<std::string> moment_names(hid_t file) {
+  if (!h5::has_attribute(file, "/pfc", "moments")) return {"momentum"};
+  const std::vector<std::string> names = read_list(file, "/pfc", "moments");
+  PFC_CHECK(!names.empty(), "/pfc lists no optimiser moment");
+  return names;
 }
 
 TrainingState read_state(hid_t file) {
@@ -72,6 +89,11 @@ TrainingState read_state(hid_t file) {
   state.num_classes = integer("num_classes");
   state.embedding_size = integer("embedding_size");
   state.config_toml = h5::read_attribute_string(file, "/state", "config");
+  // Written before AdamW existed: SGD, stepped once per training step.
+  const bool has_optimizer = h5::has_attribute(file, "/state", "optimizer");
+  state.optimizer = has_optimizer ? h5::read_attribute_string(file, "/state", "optimizer") : "sgd";
+  state.backbone_updates = has_optimizer ? integer("backbone_updates") : state.step;
+  state.classifier_updates = has_optimizer ? integer("classifier_updates") : state.step;
   return state;
 }
 
@@ -86,12 +108,18 @@ void check_matches_config(const fs::path& folder, const TrainingState& state,
   };
   mismatch("num_classes", state.num_classes, request.num_classes);
   mismatch("embedding_size", state.embedding_size, request.embedding_size);
+  if (state.optimizer != request.optimizer)
+    throw UsageError(fmt::format(
+        "checkpoint '{}' holds the state of optimizer = \"{}\", but the config has optimizer = "
+        "\"{}\"; a run resumes only with the optimiser it was saved with",
+        folder.string(), state.optimizer, request.optimizer));
 }
 
 // HDF5 reads rows of a missing virtual-dataset source as fill values, silently: every shard
 // that holds a row of [begin, end) is checked before any row is read.
 void check_shards(hid_t model, const fs::path& folder, std::int64_t embedding_size,
                   std::int64_t begin, std::int64_t end) {
+  const std::vector<std::string> moments = moment_names(model);
   const auto starts = h5::read_attribute_ints(model, "/pfc", "class_start");
   const auto counts = h5::read_attribute_ints(model, "/pfc", "num_local");
   PFC_CHECK(starts.size() == counts.size(), "/pfc lists {} class starts but {} shard sizes",
@@ -99,7 +127,7 @@ void check_shards(hid_t model, const fs::path& folder, std::int64_t embedding_si
   for (std::size_t r = 0; r < starts.size(); ++r) {
     if (counts[r] == 0 || starts[r] >= end || starts[r] + counts[r] <= begin) continue;
     const fs::path file = folder / shard_file_name(static_cast<int>(r));
-    const ShardExtent extent = read_shard_extent(file, embedding_size);
+    const ShardExtent extent = read_shard_extent(file, embedding_size, moments);
     PFC_CHECK(extent.class_start == starts[r] && extent.num_local == counts[r],
               "shard '{}' holds classes [{}, {}) but model.h5 maps [{}, {})", file.string(),
               extent.class_start, extent.class_start + extent.num_local, starts[r],
@@ -122,13 +150,15 @@ Checkpoint read_checkpoint(const fs::path& folder, const CheckpointRequest& requ
               request.num_classes);
     check_shards(id, folder, request.embedding_size, begin, end);
     checkpoint.parameters = read_named(id, "/backbone/parameters");
-    checkpoint.momentum = read_named(id, "/backbone/momentum");
     checkpoint.buffers = read_named(id, "/backbone/buffers");
     checkpoint.shard.class_start = begin;
     checkpoint.shard.weight = h5::read_rows(id, "/pfc/weight", begin, request.num_local,
                                             DType::f32);
-    checkpoint.shard.momentum = h5::read_rows(id, "/pfc/momentum", begin, request.num_local,
-                                              DType::f32);
+    for (const std::string& name : moment_names(id)) {
+      checkpoint.moments.push_back({name, read_named(id, "/backbone/" + name)});
+      checkpoint.shard.moments.push_back(
+          {name, h5::read_rows(id, "/pfc/" + name, begin, request.num_local, DType::f32)});
+    }
     checkpoint.has_checksums = checkpoint.parameters.empty() ||
                                h5::has_checksum(id, "/backbone/parameters/" +
                                                         checkpoint.parameters.front().name);
@@ -149,10 +179,13 @@ CheckpointBackbone read_checkpoint_backbone(const fs::path& folder) {
 }
 
 Tensor read_class_matrix(const fs::path& folder, const std::string& which) {
-  PFC_CHECK(which == "weight" || which == "momentum",
-            "class matrix '{}': expected \"weight\" or \"momentum\"", which);
   return naming_checkpoint(folder, [&] {
     const h5::File model = open_model(folder);
+    const std::vector<std::string> moments = moment_names(model.id());
+    PFC_CHECK(which == "weight" || std::find(moments.begin(), moments.end(), which) !=
+                                       moments.end(),
+              "class matrix '{}': expected \"weight\" or a moment of this checkpoint's optimiser "
+              "({})", which, fmt::join(moments, ", "));
     const std::int64_t classes = h5::read_attribute_int(model.id(), "/pfc", "num_classes");
     const std::int64_t embedding = h5::read_attribute_int(model.id(), "/pfc", "embedding_size");
     check_shards(model.id(), folder, embedding, 0, classes);

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace pfc {
 
@@ -14,8 +16,9 @@ struct ShardExtent {
   std::int64_t num_local = 0;
 };
 
-// Throws pfc::Error naming the file when it is missing, not HDF5, or its /weight or
-// /momentum is not [num_local, embedding_size].
-ShardExtent read_shard_extent(const std::filesystem::path& file, std::int64_t embedding_size);
+// Throws pfc::Error naming the file when it is missing, not HDF5, or its /weight or one of the
+// optimiser's `moments` (/momentum, /exp_avg, ...) is not [num_local, embedding_size].
+ShardExtent read_shard_extent(const std::filesystem::path& file, std::int64_t embedding_size,
+                              const std::vector<std::string>& moments);
 
 }  // namespace pfc

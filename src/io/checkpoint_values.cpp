@@ -30,7 +30,7 @@ std::string describe_value(float value) {
                      kLargestUsable);
 }
 
-void check_named(const std::vector<NamedTensor>& tensors, const char* kind,
+void check_named(const std::vector<NamedTensor>& tensors, const std::string& kind,
                  const std::string& where) {
   for (const NamedTensor& t : tensors)
     if (const auto i = first_unusable(t.value))
@@ -38,7 +38,7 @@ void check_named(const std::vector<NamedTensor>& tensors, const char* kind,
                               describe_value(t.value.data<float>()[*i])));
 }
 
-void check_centres(const Tensor& rows, std::int64_t class_start, const char* kind,
+void check_centres(const Tensor& rows, std::int64_t class_start, const std::string& kind,
                    const std::string& where) {
   if (const auto i = first_unusable(rows)) {
     const std::int64_t columns = rows.dim(1);
@@ -52,11 +52,14 @@ void check_centres(const Tensor& rows, std::int64_t class_start, const char* kin
 
 void check_checkpoint_values(const Checkpoint& checkpoint, const std::string& where) {
   check_named(checkpoint.parameters, "backbone parameter", where);
-  check_named(checkpoint.momentum, "momentum of backbone parameter", where);
+  for (const NamedMoment& m : checkpoint.moments)
+    check_named(m.tensors, fmt::format("{} of backbone parameter", m.name), where);
   check_named(checkpoint.buffers, "backbone buffer", where);
   const ClassShard& shard = checkpoint.shard;
   check_centres(shard.weight, shard.class_start, "the class centre", where);
-  check_centres(shard.momentum, shard.class_start, "the momentum of the class centre", where);
+  for (const NamedTensor& m : shard.moments)
+    check_centres(m.value, shard.class_start, fmt::format("the {} of the class centre", m.name),
+                  where);
   if (!std::isfinite(checkpoint.state.loss_scale) || checkpoint.state.loss_scale <= 0)
     throw UnusableCheckpoint(
         fmt::format("{}: the loss scale is {}", where, checkpoint.state.loss_scale));

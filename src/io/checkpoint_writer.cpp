@@ -62,16 +62,36 @@ void write_named(hid_t file, const std::string& group, const std::vector<NamedTe
   h5::write_attribute(file, group, "names", names);
 }
 
+// The moment names, checked: the shard's and the backbone's agree, and each can name an HDF5
+// group beside /backbone/parameters and a dataset beside /pfc/weight.
+std::vector<std::string> moment_names(const Checkpoint& checkpoint) {
+  std::vector<std::string> names;
+  for (const NamedTensor& m : checkpoint.shard.moments) {
+    PFC_CHECK(!m.name.empty() && m.name.find_first_of("/\n") == std::string::npos &&
+                  m.name != "weight" && m.name != "parameters" && m.name != "buffers" &&
+                  std::find(names.begin(), names.end(), m.name) == names.end(),
+              "optimiser moment name '{}' is empty, repeated, reserved or holds '/' or a newline",
+              m.name);
+    names.push_back(m.name);
+  }
+  PFC_CHECK(!names.empty(), "the checkpoint holds no optimiser moment of the class centres");
+  return names;
+}
+
 void write_shard(const fs::path& path, const Checkpoint& checkpoint, int rank, int world_size) {
   const ClassShard& shard = checkpoint.shard;
   const TrainingState& state = checkpoint.state;
+  moment_names(checkpoint);
   check_host_f32(shard.weight, "shard weight");
-  check_host_f32(shard.momentum, "shard momentum");
   const std::int64_t rows = shard.weight.rank() == 2 ? shard.weight.dim(0) : -1;
-  PFC_CHECK(rows >= 0 && shard.weight.dim(1) == state.embedding_size &&
-                shard.momentum.shape() == shard.weight.shape(),
-            "shard weight {} and momentum {} must both be [rows, embedding_size = {}]",
-            shard.weight.describe(), shard.momentum.describe(), state.embedding_size);
+  PFC_CHECK(rows >= 0 && shard.weight.dim(1) == state.embedding_size,
+            "shard weight {} must be [rows, embedding_size = {}]", shard.weight.describe(),
+            state.embedding_size);
+  for (const NamedTensor& m : shard.moments) {
+    check_host_f32(m.value, "shard " + m.name);
+    PFC_CHECK(m.value.shape() == shard.weight.shape(), "shard {} {} must be shaped as weight {}",
+              m.name, m.value.describe(), shard.weight.describe());
+  }
   PFC_CHECK(shard.class_start >= 0 && shard.class_start + rows <= state.num_classes,
             "shard rows [{}, {}) are outside the {} classes", shard.class_start,
             shard.class_start + rows, state.num_classes);
@@ -79,7 +99,7 @@ void write_shard(const fs::path& path, const Checkpoint& checkpoint, int rank, i
     h5::File file(path.string(), h5::Mode::create_truncate);
     h5::write_tensor(file.id(), "/weight", shard.weight);
     kill_at_checkpoint_fault(injected_fault_from_environment(), rank, state.step);
-    h5::write_tensor(file.id(), "/momentum", shard.momentum);
+    for (const NamedTensor& m : shard.moments) h5::write_tensor(file.id(), "/" + m.name, m.value);
     h5::write_attribute(file.id(), "/", "class_start", shard.class_start);
     h5::write_attribute(file.id(), "/", "num_local", rows);
     h5::write_attribute(file.id(), "/", "num_classes", state.num_classes);
@@ -109,15 +129,19 @@ void write_state(hid_t file, const TrainingState& state, int world_size) {
   integer("num_classes", state.num_classes);
   integer("embedding_size", state.embedding_size);
   h5::write_attribute(file, "/state", "config", state.config_toml);
+  h5::write_attribute(file, "/state", "optimizer", state.optimizer);
+  integer("backbone_updates", state.backbone_updates);
+  integer("classifier_updates", state.classifier_updates);
 }
 
 // The virtual [classes, emb] datasets over the shard files, after checking that the shards
 // cover every class exactly once.
 void write_class_views(hid_t file, const fs::path& folder, const TrainingState& state,
-                       int world_size) {
+                       const std::vector<std::string>& moments, int world_size) {
   std::vector<ShardExtent> shards;
   for (int r = 0; r < world_size; ++r)
-    shards.push_back(read_shard_extent(folder / shard_file_name(r), state.embedding_size));
+    shards.push_back(
+        read_shard_extent(folder / shard_file_name(r), state.embedding_size, moments));
   std::vector<ShardExtent> ordered = shards;
   std::sort(ordered.begin(), ordered.end(), [](const ShardExtent& a, const ShardExtent& b) {
     return a.class_start < b.class_start;
@@ -132,14 +156,18 @@ void write_class_views(hid_t file, const fs::path& folder, const TrainingState& 
             state.num_classes);
 
   std::vector<std::int64_t> starts, counts;
-  for (const char* dataset : {"weight", "momentum"}) {
+  std::vector<std::string> datasets{"weight"};
+  datasets.insert(datasets.end(), moments.begin(), moments.end());
+  std::string moment_list;
+  for (const std::string& name : moments) moment_list += name + "\n";
+  for (const std::string& dataset : datasets) {
     std::vector<h5::RowSource> sources;
     for (int r = 0; r < world_size; ++r)
-      sources.push_back({shard_file_name(r), fmt::format("/{}", dataset),
+      sources.push_back({shard_file_name(r), "/" + dataset,
                          shards[static_cast<std::size_t>(r)].class_start,
                          shards[static_cast<std::size_t>(r)].num_local});
-    h5::create_virtual_rows(file, fmt::format("/pfc/{}", dataset), DType::f32,
-                            state.num_classes, state.embedding_size, sources);
+    h5::create_virtual_rows(file, "/pfc/" + dataset, DType::f32, state.num_classes,
+                            state.embedding_size, sources);
   }
   for (const ShardExtent& s : shards) {
     starts.push_back(s.class_start);
@@ -149,6 +177,7 @@ void write_class_views(hid_t file, const fs::path& folder, const TrainingState& 
   h5::write_attribute(file, "/pfc", "embedding_size", state.embedding_size);
   h5::write_attribute(file, "/pfc", "class_start", starts);
   h5::write_attribute(file, "/pfc", "num_local", counts);
+  h5::write_attribute(file, "/pfc", "moments", moment_list);
 }
 
 // Reads model.h5 back after it was closed and synced: every tensor listed with the shape it
@@ -169,12 +198,14 @@ void verify_model(const fs::path& path, const Checkpoint& checkpoint) {
               "'{}' reads back with another list of {}", path.string(), group);
   };
   verify_group("/backbone/parameters", checkpoint.parameters);
-  verify_group("/backbone/momentum", checkpoint.momentum);
+  for (const NamedMoment& m : checkpoint.moments) verify_group("/backbone/" + m.name, m.tensors);
   verify_group("/backbone/buffers", checkpoint.buffers);
   const TrainingState& state = checkpoint.state;
   PFC_CHECK(h5::read_attribute_int(id, "/state", "step") == state.step,
             "'{}' reads back with another step", path.string());
-  for (const char* view : {"/pfc/weight", "/pfc/momentum"})
+  std::vector<std::string> views{"/pfc/weight"};
+  for (const NamedTensor& m : checkpoint.shard.moments) views.push_back("/pfc/" + m.name);
+  for (const std::string& view : views)
     PFC_CHECK(h5::dataset_shape(id, view) == Shape({state.num_classes, state.embedding_size}),
               "'{}' reads back without {} [{}, {}]", path.string(), view, state.num_classes,
               state.embedding_size);
@@ -187,11 +218,20 @@ void write_model(const fs::path& folder, const Checkpoint& checkpoint, int world
     h5::write_attribute(file.id(), "/", "format", std::string(kCheckpointFormat));
     h5::write_attribute(file.id(), "/", "pfc_version", std::string(PFC_VERSION));
     h5::write_attribute(file.id(), "/", "git_revision", std::string(git_revision()));
+    const std::vector<std::string> moments = moment_names(checkpoint);
     write_named(file.id(), "/backbone/parameters", checkpoint.parameters);
-    write_named(file.id(), "/backbone/momentum", checkpoint.momentum);
+    PFC_CHECK(checkpoint.moments.size() == moments.size(),
+              "the backbone has {} optimiser moments, the class centres {}",
+              checkpoint.moments.size(), moments.size());
+    for (std::size_t i = 0; i < moments.size(); ++i) {
+      PFC_CHECK(checkpoint.moments[i].name == moments[i],
+                "backbone moment {} is '{}', the class centres' '{}'", i,
+                checkpoint.moments[i].name, moments[i]);
+      write_named(file.id(), "/backbone/" + moments[i], checkpoint.moments[i].tensors);
+    }
     write_named(file.id(), "/backbone/buffers", checkpoint.buffers);
     write_state(file.id(), checkpoint.state, world_size);
-    write_class_views(file.id(), folder, checkpoint.state, world_size);
+    write_class_views(file.id(), folder, checkpoint.state, moments, world_size);
     file.close();
   }
   sync_path(path);

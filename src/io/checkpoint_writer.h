@@ -18,7 +18,7 @@
 
 namespace pfc {
 
-// checkpoint.parameters, momentum and buffers are used on rank 0 only; every rank gives its
+// checkpoint.parameters, moments and buffers are used on rank 0 only; every rank gives its
 // shard. Folders for later steps than this one (left by an abandoned run that went further)
 // are deleted with the old ones. Returns the checkpoint written.
 CheckpointInfo write_checkpoint(Comm& comm, const std::filesystem::path& root,

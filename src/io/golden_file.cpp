@@ -32,6 +32,11 @@ std::optional<double> loss_error(hid_t f, const std::string& object, const std::
   return std::fabs(*loss - exact) / std::fabs(exact);
 }
 
+// "input", "input2", ...: the dataset of stored batch `index`.
+std::string batch_dataset(const std::string& group, const char* name, int index) {
+  return group + "/" + name + (index == 0 ? "" : std::to_string(index + 1));
+}
+
 }  // namespace
 
 GoldenFile::GoldenFile(const std::string& path) : file_(path, h5::Mode::read) {}
@@ -86,10 +91,42 @@ GoldenCase GoldenFile::golden_case(const std::string& group, const std::string& 
   c.m2 = h5::read_attribute_double(f, path, "m2");
   c.m3 = h5::read_attribute_double(f, path, "m3");
   c.sample_rate = h5::read_attribute_double(f, path, "sample_rate");
-  c.loss = h5::read_attribute_double(f, path, "loss");
-  c.torch_loss.cpu = loss_error(f, path, "torch_cpu_fp32_loss", c.loss);
-  c.torch_loss.gpu = loss_error(f, path, "torch_gpu_fp32_loss", c.loss);
+  if (h5::has_attribute(f, path, "loss")) {
+    c.loss = h5::read_attribute_double(f, path, "loss");
+    c.torch_loss.cpu = loss_error(f, path, "torch_cpu_fp32_loss", c.loss);
+    c.torch_loss.gpu = loss_error(f, path, "torch_gpu_fp32_loss", c.loss);
+  }
+  if (h5::has_attribute(f, path, "interclass_filtering_threshold"))
+    c.interclass_filtering_threshold =
+        h5::read_attribute_double(f, path, "interclass_filtering_threshold");
   return c;
+}
+
+std::optional<GoldenTraining> GoldenFile::training(const std::string& group,
+                                                   const std::string& name) const {
+  const hid_t f = file_.id();
+  const std::string path = group + "/" + name;
+  if (!h5::has_attribute(f, path, "steps")) return std::nullopt;
+  const auto number = [&](const char* attribute) {
+    return h5::read_attribute_double(f, path, attribute);
+  };
+  GoldenTraining t;
+  t.optimizer = h5::read_attribute_string(f, path, "optimizer");
+  t.lr = number("lr");
+  t.weight_decay = number("weight_decay");
+  t.clip_grad_norm = number("clip_grad_norm");
+  t.steps = h5::read_attribute_int(f, path, "steps");
+  t.gradient_acc = h5::read_attribute_int(f, path, "gradient_acc");
+  if (t.optimizer == "adamw") {
+    t.beta1 = number("beta1");
+    t.beta2 = number("beta2");
+    t.eps = number("eps");
+  } else {
+    t.momentum = number("momentum");
+  }
+  PFC_CHECK(t.steps >= 1 && t.gradient_acc >= 1, "{}: {} steps of {} micro-batches", path,
+            t.steps, t.gradient_acc);
+  return t;
 }
 
 std::vector<std::string> GoldenFile::parameter_names(const std::string& group) const {
@@ -109,12 +146,12 @@ Tensor GoldenFile::class_centres(const GoldenNetwork& network) const {
   return golden_fill("pfc.weight", {network.num_classes, network.embedding_size}, 0.0, 0.01);
 }
 
-Tensor GoldenFile::input(const std::string& group) const {
-  return h5::read_tensor(file_.id(), group + "/input", DType::f32);
+Tensor GoldenFile::input(const std::string& group, int index) const {
+  return h5::read_tensor(file_.id(), batch_dataset(group, "input", index), DType::f32);
 }
 
-Tensor GoldenFile::labels(const std::string& group) const {
-  return h5::read_tensor(file_.id(), group + "/labels", DType::i64);
+Tensor GoldenFile::labels(const std::string& group, int index) const {
+  return h5::read_tensor(file_.id(), batch_dataset(group, "labels", index), DType::i64);
 }
 
 std::optional<GoldenReference> GoldenFile::reference(const std::string& group,

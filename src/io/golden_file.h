@@ -38,8 +38,23 @@ struct TorchFp32Error {
 
 struct GoldenCase {
   std::string name;                   // "arcface_sr1"
-  double m1 = 1, m2 = 0.5, m3 = 0, sample_rate = 1, loss = 0;
+  double m1 = 1, m2 = 0.5, m3 = 0, sample_rate = 1;
+  double loss = 0;                    // 0 in the training cases, which store `losses`
   TorchFp32Error torch_loss;          // from torch_cpu_fp32_loss and torch_gpu_fp32_loss
+  double interclass_filtering_threshold = 0;
+};
+
+// The optimiser loop of a training case of the parity file (sgd_2steps, adamw_2steps,
+// sgd_acc2): `steps` optimiser steps of `gradient_acc` micro-batches each, at a constant rate.
+struct GoldenTraining {
+  std::string optimizer;              // "sgd" | "adamw"
+  double lr = 0;                      // as applied
+  double momentum = 0;                // sgd
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // adamw
+  double weight_decay = 0;
+  double clip_grad_norm = 0;
+  std::int64_t steps = 0;
+  std::int64_t gradient_acc = 1;
 };
 
 // A reference gradient or statistic: either the whole tensor or every `stride`-th element of
@@ -63,6 +78,8 @@ class GoldenFile {
   GoldenCase golden_case(const std::string& group, const std::string& name) const;
   // Every case the file holds, as GROUP/CASE ("tiny/arcface_sr1", ...).
   std::vector<std::string> case_names() const;
+  // The case's optimiser loop, when it is a training case (it has a `steps` attribute).
+  std::optional<GoldenTraining> training(const std::string& group, const std::string& name) const;
   // Names of the trained parameters the file lists for a network.
   std::vector<std::string> parameter_names(const std::string& group) const;
   // A parameter's values by the fill rule, in PyTorch layout, as a host f32 tensor (the
@@ -70,8 +87,9 @@ class GoldenFile {
   Tensor parameter(const std::string& group, const std::string& name) const;
   // The class centres [num_classes, emb] by the fill rule.
   Tensor class_centres(const GoldenNetwork& network) const;
-  Tensor input(const std::string& group) const;   // [batch, 3, s, s] f32 NCHW
-  Tensor labels(const std::string& group) const;  // [batch] i64
+  // Stored batch `index`: input and labels (0), input2 and labels2 (1), ...
+  Tensor input(const std::string& group, int index = 0) const;   // [batch, 3, s, s] f32 NCHW
+  Tensor labels(const std::string& group, int index = 0) const;  // [batch] i64
 
   // `path` is relative to the case group, e.g. "grads/conv1.weight", "embeddings".
   std::optional<GoldenReference> reference(const std::string& group, const std::string& case_name,

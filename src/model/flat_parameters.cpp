@@ -29,6 +29,13 @@ void FlatParameters::refresh_working_copies(Backend& backend) {
   if (working.defined()) backend.cast(working_values, working);
 }
 
+Tensor FlatParameters::view_of(const Parameter& p, const Tensor& buffer) const {
+  check_shape(buffer, value.shape(), "FlatParameters::view_of", "buffer");
+  for (const auto& [parameter, offset] : offsets)
+    if (parameter == &p) return view(buffer, offset, p.value.shape());
+  throw Error(fmt::format("FlatParameters::view_of: '{}' is not a flattened parameter", p.name));
+}
+
 FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*>& parameters) {
   constexpr const char* op = "flatten_parameters";
   // A stable partition: the parameters with a working copy first, each group in model order.
@@ -53,10 +60,6 @@ FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*
     check_dtype(p->value, master, op, name);
     check_dtype(p->grad, master, op, name);
     check_shape(p->grad, p->value.shape(), op, name);
-    if (p->momentum.defined()) {
-      check_dtype(p->momentum, master, op, name);
-      check_shape(p->momentum, p->value.shape(), op, name);
-    }
     if (i < with_copies) {
       check_dtype(p->working, working_dtype, op, name);
       check_shape(p->working, p->value.shape(), op, name);
@@ -74,21 +77,19 @@ FlatParameters flatten_parameters(Backend& backend, const std::vector<Parameter*
   const auto move_all = [&](Tensor Parameter::*member, const Tensor& buffer, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) {
       Tensor& t = order[i]->*member;
-      t = t.defined() ? move_into(backend, t, buffer, offsets[i])
-                      : view(buffer, offsets[i], order[i]->value.shape());
+      t = move_into(backend, t, buffer, offsets[i]);
     }
   };
   flat.value = backend.zeros({total}, master, MemoryPurpose::weights);
   move_all(&Parameter::value, flat.value, order.size());
   flat.grad = backend.zeros({total}, master, MemoryPurpose::gradients);
   move_all(&Parameter::grad, flat.grad, order.size());
-  flat.momentum = backend.zeros({total}, master, MemoryPurpose::optimizer);
-  move_all(&Parameter::momentum, flat.momentum, order.size());  // undefined: zeros
   if (with_copies > 0) {
     flat.working_values = flat.value.rows(0, run);
     flat.working = backend.zeros({run}, working_dtype, MemoryPurpose::weights);
     move_all(&Parameter::working, flat.working, with_copies);
   }
+  for (std::size_t i = 0; i < order.size(); ++i) flat.offsets.emplace_back(order[i], offsets[i]);
   return flat;
 }
 

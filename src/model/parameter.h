@@ -22,8 +22,6 @@ struct Parameter {
   std::string name;            // e.g. "layer3.7.bn2.weight"
   Tensor value;                // master (f32; f64 in an f64 run), our layout, on the device
   Tensor grad;                 // same shape and dtype as value
-  Tensor momentum;             // optimiser state, same shape and dtype (allocated by the
-                               // optimiser)
   Tensor working;              // f16 copy read by conv in fp16 mode, refreshed after every
                                // update; undefined where the layer computes in the master type
   Shape torch_shape;           // shape in PyTorch layout
@@ -52,8 +50,8 @@ namespace pfc {
 
 class Backend;
 
-// A host copy of `ours` (the parameter's value, gradient or momentum, in our layout on the
-// backend's device, f32 or f64) in PyTorch layout, of the same element type.
+// A host copy of `ours` (the parameter's value, gradient or an optimiser moment, in our layout
+// on the backend's device, f32 or f64) in PyTorch layout, of the same element type.
 Tensor to_torch_layout(Backend& backend, const Parameter& p, const Tensor& ours);
 // The parameter's value (or a buffer's) under its name, host f32 (an f64 run's rounded once),
 // PyTorch layout.

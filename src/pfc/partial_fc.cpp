@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <numeric>
 #include <utility>
 #include <span>
 
 #include "pfc/class_centre_init.h"
 #include "pfc/class_sampler.h"
+#include "pfc/row_gradient_sum.h"
 #include "pfc/shard_gather.h"
 
 namespace pfc {
@@ -46,11 +46,16 @@ PartialFc::PartialFc(Backend& backend, Comm& comm, const PartialFcOptions& optio
             "PartialFc: the GEMM operands of an {} classifier are {}{}, not {}",
             dtype_name(options.dtype), dtype_name(options.dtype),
             options.dtype == DType::f32 ? " or f16" : "", dtype_name(options.gemm_operands));
+  const double threshold = options.interclass_filtering_threshold;
+  if (!(threshold >= 0.0 && threshold < 1.0))
+    throw UsageError(fmt::format("interclass_filtering_threshold is {}, expected a value in "
+                                 "[0, 1) (0: no filtering)",
+                                 threshold));
   weight_ = backend_.empty({layout_.num_local, options.embedding_size}, options.dtype,
                            MemoryPurpose::weights);
   init_class_centres(backend_, weight_, layout_.class_start, options.seed);
-  momentum_ = backend_.zeros({layout_.num_local, options.embedding_size}, options.dtype,
-                             MemoryPurpose::optimizer);
+  optimizer_ = make_optimizer(options.optimizer);
+  state_ = optimizer_->zero_state(backend_, weight_.shape(), weight_.dtype());
 }
 
 void PartialFc::set_global_weight(const Tensor& global) {
@@ -89,13 +94,14 @@ void PartialFc::set_labels(const Tensor& labels) {
 }
 
 double PartialFc::forward_backward(const Tensor& embeddings, const Tensor& labels,
-                                   Tensor& embeddings_grad, std::int64_t step) {
+                                   Tensor& embeddings_grad, std::int64_t draw,
+                                   CentreGradient mode) {
   set_labels(labels);
-  return forward_backward(embeddings, embeddings_grad, step);
+  return forward_backward(embeddings, embeddings_grad, draw, mode);
 }
 
 double PartialFc::forward_backward(const Tensor& embeddings, Tensor& embeddings_grad,
-                                   std::int64_t step) {
+                                   std::int64_t draw, CentreGradient mode) {
   const char* op = "PartialFc::forward_backward";
   PFC_CHECK(labels_pending_, "{}: no labels for this step (call set_labels first)", op);
   const std::int64_t emb = options_.embedding_size;
@@ -115,17 +121,13 @@ double PartialFc::forward_backward(const Tensor& embeddings, Tensor& embeddings_
   check_dtype(embeddings_grad, options_.dtype, op, "embeddings_grad");
 
   labels_pending_ = false;
-  grad_pending_ = false;
-  double loss = 0.0;
+  if (mode == CentreGradient::replace) grad_pending_ = false;
   if (options_.method == PfcMethod::dp) {
     const auto first = global_labels_.begin() + comm_.rank() * batch;
-    loss = data_parallel_step(embeddings, std::vector<std::int64_t>(first, first + batch),
-                              embeddings_grad, global_batch);
-  } else {
-    loss = sharded_step(embeddings, global_labels_, embeddings_grad, step);
+    return data_parallel_step(embeddings, std::vector<std::int64_t>(first, first + batch),
+                              embeddings_grad, global_batch, mode);
   }
-  grad_pending_ = true;
-  return loss;
+  return sharded_step(embeddings, global_labels_, embeddings_grad, draw, mode);
 }
 
 void PartialFc::check_batch_sizes(std::int64_t batch) {
@@ -150,15 +152,6 @@ void PartialFc::check_labels(const std::vector<std::int64_t>& global_labels,
           label, static_cast<std::int64_t>(i) % batch, static_cast<std::int64_t>(i) / batch,
           options_.num_classes));
   }
-}
-
-Tensor PartialFc::to_backend(const std::vector<std::int64_t>& values, MemoryPurpose purpose) {
-  const auto n = static_cast<std::int64_t>(values.size());
-  Tensor host = Tensor::host({n}, DType::i64, purpose);
-  if (n > 0) std::memcpy(host.raw(), values.data(), host.bytes());
-  Tensor dev = backend_.empty({n}, DType::i64, purpose);
-  backend_.copy(host, dev);
-  return dev;
 }
 
 Tensor PartialFc::to_half(const Tensor& x) {
@@ -190,6 +183,14 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
   // sum of exponentials are reduced over the ranks before they are used.
   Tensor logits = buffer({rows, classes});
   backend_.gemm(false, true, 1.0, en_operand, wn_operand, 0.0, logits);
+  // Filtered negatives become the constant 0 (they still count in the softmax, as in
+  // arcface_torch) and get no gradient; `keep` remembers them for the backward.
+  Tensor keep;
+  if (options_.interclass_filtering_threshold > 0.0) {
+    keep = backend_.empty({rows, classes}, DType::u8, MemoryPurpose::activations);
+    backend_.interclass_filter(logits, local_label, options_.interclass_filtering_threshold,
+                               keep);
+  }
   Tensor row_max = buffer({rows});
   backend_.margin_logits(logits, local_label, options_.margin, row_max);
   if (class_sharded) comm_.all_reduce(row_max, ReduceOp::max);
@@ -203,6 +204,8 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
       half ? f16_cos_grad_scale(options_.margin.scale, global_batch) : 1.0;
   backend_.softmax_grad(logits, row_sum, local_label, options_.margin.scale * grad_scale,
                         global_batch, target_prob);
+  if (keep.defined()) backend_.interclass_filter_backward(logits, keep);
+  keep = Tensor();
   // Each target is on exactly one rank; the others contribute 0.
   if (class_sharded) comm_.all_reduce(target_prob, ReduceOp::sum);
 
@@ -232,66 +235,84 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
 }
 
 double PartialFc::data_parallel_step(const Tensor& embeddings, std::vector<std::int64_t> labels,
-                                     Tensor& embeddings_grad, std::int64_t global_batch) {
+                                     Tensor& embeddings_grad, std::int64_t global_batch,
+                                     CentreGradient mode) {
   // Each rank scores its own samples against every class; the global batch's loss and
   // centre gradient are sums over ranks (the gradient's all-reduce is what makes dp costly).
-  Tensor local_label = to_backend(labels, MemoryPurpose::workspace);
+  Tensor local_label = index_on_backend(backend_, labels, MemoryPurpose::workspace);
   HeadGradients g = margin_softmax(embeddings, weight_, local_label, global_batch, false);
   backend_.copy(g.embeddings_grad, embeddings_grad);
   comm_.all_reduce(g.weight_grad, ReduceOp::sum);
-  weight_grad_ = std::move(g.weight_grad);
-  sampled_.clear();
-  sampled_device_ = Tensor();
+  keep_weight_grad(std::move(g.weight_grad), {}, Tensor(), mode);
   return comm_.all_reduce_scalar(g.loss_sum, ReduceOp::sum) / static_cast<double>(global_batch);
 }
 
 double PartialFc::sharded_step(const Tensor& embeddings,
                                const std::vector<std::int64_t>& global_labels,
-                               Tensor& embeddings_grad, std::int64_t step) {
+                               Tensor& embeddings_grad, std::int64_t draw, CentreGradient mode) {
   const std::int64_t global_batch = static_cast<std::int64_t>(global_labels.size());
   Tensor total = backend_.empty({global_batch, options_.embedding_size}, options_.dtype,
                                 MemoryPurpose::comm);
   comm_.all_gather(embeddings, total);
 
   std::vector<std::int64_t> local_labels;
+  std::vector<std::int64_t> sampled;
+  Tensor sampled_device;
   Tensor centres;
   if (options_.method == PfcMethod::mp) {
     local_labels = shard_local_labels(global_labels, layout_);
     centres = weight_;
-    sampled_.clear();
-    sampled_device_ = Tensor();
   } else {
     ClassSample s = injected_
                         ? injected_classes(global_labels, layout_, *injected_)
                         : sample_classes(global_labels, layout_,
-                                         sampler_key(options_.seed, step, layout_.rank));
-    sampled_ = std::move(s.index);
+                                         sampler_key(options_.seed, draw, layout_.rank));
+    sampled = std::move(s.index);
     local_labels = std::move(s.local_label);
-    sampled_device_ = to_backend(sampled_, MemoryPurpose::workspace);
-    centres = backend_.empty({static_cast<std::int64_t>(sampled_.size()),
+    sampled_device = index_on_backend(backend_, sampled, MemoryPurpose::workspace);
+    centres = backend_.empty({static_cast<std::int64_t>(sampled.size()),
                               options_.embedding_size},
                              options_.dtype, MemoryPurpose::activations);
-    backend_.gather_rows(weight_, sampled_device_, centres);
+    backend_.gather_rows(weight_, sampled_device, centres);
   }
-  Tensor local_label = to_backend(local_labels, MemoryPurpose::workspace);
+  Tensor local_label = index_on_backend(backend_, local_labels, MemoryPurpose::workspace);
   HeadGradients g = margin_softmax(total, std::move(centres), local_label, global_batch, true);
   // Every rank holds a part of each sample's gradient (its classes' share): the sum goes
   // back to the rank that owns the sample.
   comm_.reduce_scatter(g.embeddings_grad, embeddings_grad, ReduceOp::sum);
-  weight_grad_ = std::move(g.weight_grad);
+  keep_weight_grad(std::move(g.weight_grad), std::move(sampled), std::move(sampled_device), mode);
   // Every rank saw the same all-reduced target probabilities: the loss needs no collective.
   return g.loss_sum / static_cast<double>(global_batch);
 }
 
-void PartialFc::step(double lr, double momentum, double weight_decay) {
+void PartialFc::keep_weight_grad(Tensor grad, std::vector<std::int64_t> sampled,
+                                 Tensor sampled_device, CentreGradient mode) {
+  if (mode == CentreGradient::accumulate && grad_pending_) {
+    if (options_.method == PfcMethod::pfc) {
+      RowGradient sum = sum_row_gradients(backend_, {sampled_, sampled_device_, weight_grad_},
+                                          {std::move(sampled), std::move(sampled_device), grad});
+      sampled_ = std::move(sum.index);
+      sampled_device_ = std::move(sum.device_index);
+      weight_grad_ = std::move(sum.rows);
+    } else {
+      backend_.axpy(1.0, grad, weight_grad_);
+    }
+  } else {
+    sampled_ = std::move(sampled);
+    sampled_device_ = std::move(sampled_device);
+    weight_grad_ = std::move(grad);
+  }
+  grad_pending_ = true;
+}
+
+void PartialFc::step(double lr) {
   PFC_CHECK(grad_pending_, "PartialFc::step: no gradient since the last step (call "
             "forward_backward first)");
   if (options_.method == PfcMethod::pfc) {
-    if (!sampled_.empty())
-      backend_.sgd_update_rows(weight_, momentum_, sampled_device_, weight_grad_, lr, momentum,
-                               weight_decay);
+    // Even with no rows sampled here, so that every rank's update count stays the same.
+    optimizer_->update_rows(backend_, weight_, sampled_device_, weight_grad_, state_, lr);
   } else {
-    backend_.sgd_update(weight_, weight_grad_, momentum_, lr, momentum, weight_decay);
+    optimizer_->update(backend_, weight_, weight_grad_, state_, lr, true);
   }
   grad_pending_ = false;
 }

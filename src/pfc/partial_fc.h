@@ -1,15 +1,19 @@
-// The PartialFC classifier head of one rank: its class centres and their momentum, the margin
-// softmax over the global batch, and the classifier's SGD step, for the three ways of holding
-// the classifier (see pfc_method.h). Written only against Backend and Comm, so the same code
-// runs on the CPU with MpiComm and on the GPU with NcclComm.
+// The PartialFC classifier head of one rank: its class centres and their optimiser state, the
+// margin softmax over the global batch (with arcface_torch's optional inter-class filtering),
+// and the classifier's optimiser step, for the three ways of holding the classifier (see
+// pfc_method.h). Written only against Backend and Comm, so the same code runs on the CPU with
+// MpiComm and on the GPU with NcclComm.
 //
 // One training step: set_labels (collective, host-side), forward_backward (loss, the gradient
 // of this rank's embeddings, and the class centres' gradient kept for step), then step. The
 // trainer calls set_labels before it queues the backbone's forward, so that the class sampler
-// in forward_backward runs on the host while the device computes the embeddings.
+// in forward_backward runs on the host while the device computes the embeddings. With
+// gradient accumulation, each micro-batch's forward_backward adds its centre gradient to the
+// step's, and step updates every row sampled in any of them.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -17,6 +21,7 @@
 #include "comm/comm.h"
 #include "pfc/pfc_method.h"
 #include "pfc/shard_layout.h"
+#include "train/optimizer.h"
 
 namespace pfc {
 
@@ -27,14 +32,23 @@ struct PartialFcOptions {
   MarginParams margin;
   PfcMethod method = PfcMethod::pfc;
   std::uint64_t seed = 0;  // class-centre init and the sampler's draws
-  // The element type of the centres, their momentum and gradient, the embeddings and their
+  // The element type of the centres, their moments and gradient, the embeddings and their
   // gradient, and the margin softmax: f32, or f64 in an f64 run.
   DType dtype = DType::f32;
   // The operands of the classifier's three GEMMs (logits, and the gradients of the normalised
   // embeddings and centres): `dtype`, or f16 in fp16 training (dtype f32), as arcface_torch's
   // autocast has them; products accumulate in f32 then, and everything else stays f32.
   DType gemm_operands = DType::f32;
+  // arcface_torch's interclass_filtering_threshold: negatives whose cosine exceeds it are set
+  // to 0 before the margin. 0 turns the filter off.
+  double interclass_filtering_threshold = 0.0;
+  // The classifier's optimiser (arcface_torch steps the centres with the backbone's).
+  OptimizerSettings optimizer;
 };
+
+// Whether forward_backward's class-centre gradient replaces the one kept for step() or adds to
+// it (the later micro-batches of a step with gradient accumulation).
+enum class CentreGradient { replace, accumulate };
 
 // The power of two that d loss / d cos is multiplied by before it is rounded to f16: every
 // element is at most scale_s / global_batch in magnitude, and this brings that bound to at
@@ -45,7 +59,7 @@ double f16_cos_grad_scale(double scale_s, std::int64_t global_batch);
 class PartialFc {
  public:
   // The centres start as N(0, 0.01) keyed by their global index: the same global matrix on
-  // any number of ranks. Momentum starts at zero.
+  // any number of ranks. The optimiser's moments start at zero.
   PartialFc(Backend& backend, Comm& comm, const PartialFcOptions& options);
   PartialFc(const PartialFc&) = delete;
   PartialFc& operator=(const PartialFc&) = delete;
@@ -54,10 +68,12 @@ class PartialFc {
   // The classes this rank holds: its shard (mp, pfc) or all of them (dp, a one-rank layout).
   const ShardLayout& layout() const { return layout_; }
 
-  // This rank's centres and momentum, [layout().num_local, emb] of options().dtype on the
-  // backend's device (checkpoints read and write them directly).
+  // This rank's centres, [layout().num_local, emb] of options().dtype on the backend's
+  // device, and their optimiser state (moments of the same shape and type; checkpoints read
+  // and write both directly).
   Tensor& weight() { return weight_; }
-  Tensor& momentum() { return momentum_; }
+  OptimizerState& optimizer_state() { return state_; }
+  const Optimizer& optimizer() const { return *optimizer_; }
   // Takes this rank's rows of a global [num_classes, emb] f32 or f64 matrix (any device),
   // converted to options().dtype.
   void set_global_weight(const Tensor& global);
@@ -75,18 +91,22 @@ class PartialFc {
   void set_labels(const Tensor& labels);
   // embeddings [b, emb] of options().dtype on the backend's device, for the labels last set.
   // Writes d loss / d embeddings to embeddings_grad [b, emb] (allocated when undefined) and
-  // returns the loss, the mean over the global batch of -log(max(p_target, 1e-30)). `step`
-  // keys the sampler's draw.
-  double forward_backward(const Tensor& embeddings, Tensor& embeddings_grad, std::int64_t step);
+  // returns the loss, the mean over the global batch of -log(max(p_target, 1e-30)). `draw`
+  // keys the sampler's draw (distinct for every micro-batch of a run). `mode`: whether the
+  // centre gradient starts this step's or adds to it.
+  double forward_backward(const Tensor& embeddings, Tensor& embeddings_grad, std::int64_t draw,
+                          CentreGradient mode = CentreGradient::replace);
   // set_labels, then forward_backward.
   double forward_backward(const Tensor& embeddings, const Tensor& labels,
-                          Tensor& embeddings_grad, std::int64_t step);
+                          Tensor& embeddings_grad, std::int64_t draw,
+                          CentreGradient mode = CentreGradient::replace);
 
-  // SGD with momentum and weight decay on the centres the last forward_backward used: every
-  // row (dp, mp) or the sampled rows only (pfc; other rows and their momentum untouched).
-  void step(double lr, double momentum, double weight_decay);
+  // One optimiser update of the centres the forward_backward calls since the last step used:
+  // every row (dp, mp) or the rows sampled in any of them (pfc; other rows and their moments
+  // untouched).
+  void step(double lr);
 
-  // What the last forward_backward used and produced:
+  // What the forward_backward calls since the last step used and produced:
   // the local rows (sorted; every row for dp and mp),
   std::vector<std::int64_t> sampled_index() const;
   // their gradient [sampled, emb] (dp: already summed over ranks),
@@ -105,7 +125,6 @@ class PartialFc {
 
   void check_batch_sizes(std::int64_t batch);
   void check_labels(const std::vector<std::int64_t>& global_labels, std::int64_t batch) const;
-  Tensor to_backend(const std::vector<std::int64_t>& values, MemoryPurpose purpose);
   // An f16 copy of x, the GEMM operand of the fp16 classifier.
   Tensor to_half(const Tensor& x);
   // The margin softmax and its backward for embeddings [rows, emb] against centres
@@ -116,23 +135,29 @@ class PartialFc {
                                const Tensor& local_label, std::int64_t global_batch,
                                bool class_sharded);
   double data_parallel_step(const Tensor& embeddings, std::vector<std::int64_t> labels,
-                            Tensor& embeddings_grad, std::int64_t global_batch);
+                            Tensor& embeddings_grad, std::int64_t global_batch,
+                            CentreGradient mode);
   double sharded_step(const Tensor& embeddings, const std::vector<std::int64_t>& global_labels,
-                      Tensor& embeddings_grad, std::int64_t step);
+                      Tensor& embeddings_grad, std::int64_t draw, CentreGradient mode);
+  // Keeps a micro-batch's centre gradient for step(): as it is, or added to the pending one.
+  // sampled: its rows (pfc), with the index on the device.
+  void keep_weight_grad(Tensor grad, std::vector<std::int64_t> sampled, Tensor sampled_device,
+                        CentreGradient mode);
 
   Backend& backend_;
   Comm& comm_;
   PartialFcOptions options_;
   ShardLayout layout_;
   Tensor weight_;
-  Tensor momentum_;
+  std::unique_ptr<Optimizer> optimizer_;
+  OptimizerState state_;
   std::optional<std::vector<std::int64_t>> injected_;
 
   // The global batch's labels from set_labels, consumed by the next forward_backward.
   std::vector<std::int64_t> global_labels_;
   bool labels_pending_ = false;
 
-  // The last forward_backward's rows (pfc) and gradient, kept for step().
+  // The rows (pfc) and gradient of the forward_backward calls since the last step.
   std::vector<std::int64_t> sampled_;
   Tensor sampled_device_;
   Tensor weight_grad_;

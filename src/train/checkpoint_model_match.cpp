@@ -23,7 +23,7 @@ const std::set<std::string> kModelKeys = {"network", "layers", "widths", "image_
 
 // What the model has of one kind, in the model's order.
 struct Expected {
-  std::string group;  // "parameter", "momentum of", "buffer"
+  std::string group;  // "parameter", "momentum of", "exp_avg of", "buffer"
   std::vector<std::pair<std::string, Shape>> tensors;
 };
 
@@ -76,14 +76,19 @@ std::string describe_differences(const Checkpoint& checkpoint, const Config& cfg
 
 void check_checkpoint_fits_model(const Checkpoint& checkpoint, const Backbone& model,
                                  const Config& cfg, const std::filesystem::path& folder) {
-  Expected parameters{"parameter", {}}, momentum{"momentum of", {}}, buffers{"buffer", {}};
+  Expected parameters{"parameter", {}}, trained{"", {}}, buffers{"buffer", {}};
   for (const Parameter* p : model.parameters()) {
     parameters.tensors.emplace_back(p->name, p->torch_shape);
-    if (p->trainable) momentum.tensors.emplace_back(p->name, p->torch_shape);
+    if (p->trainable) trained.tensors.emplace_back(p->name, p->torch_shape);
   }
   for (const Buffer* b : model.buffers()) buffers.tensors.emplace_back(b->name, b->value.shape());
   std::optional<std::string> problem = first_mismatch(parameters, checkpoint.parameters);
-  if (!problem) problem = first_mismatch(momentum, checkpoint.momentum);
+  // Each optimiser moment ("momentum"; "exp_avg", "exp_avg_sq") of every trained parameter.
+  for (const NamedMoment& m : checkpoint.moments) {
+    if (problem) break;
+    trained.group = m.name + " of";
+    problem = first_mismatch(trained, m.tensors);
+  }
   if (!problem) problem = first_mismatch(buffers, checkpoint.buffers);
   if (!problem) return;
   throw UsageError(fmt::format(

@@ -1,5 +1,5 @@
 // Whether a checkpoint fits the model it is restored into, tensor for tensor: every parameter,
-// momentum and buffer of the model must come from the checkpoint with its shape, and every
+// optimiser moment and buffer of the model must come from the checkpoint with its shape, and every
 // tensor of the checkpoint must land in the model. Anything else (a deeper or wider backbone
 // than the one saved) would leave part of the model freshly initialised behind a "resumed".
 #pragma once

@@ -4,8 +4,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <numeric>
-#include <span>
 
 #include "config/validate_config.h"
 #include "core/fault_injection.h"
@@ -18,20 +16,20 @@
 #include "io/durable_file.h"
 #include "io/metrics_writer.h"
 #include "model/backbone_state.h"
-#include "model/flat_parameters.h"
 #include "model/make_backbone.h"
 #include "pfc/partial_fc.h"
 #include "train/checkpoint_model_match.h"
 #include "train/divergence_monitor.h"
-#include "train/grad_clip.h"
 #include "train/loss_scaler.h"
 #include "train/lr_schedule.h"
+#include "train/optimizer_checkpoint.h"
 #include "train/progress_line.h"
 #include "train/resume_checkpoint.h"
 #include "train/run_control.h"
 #include "train/run_description.h"
 #include "train/run_start.h"
 #include "train/training_log.h"
+#include "train/training_step.h"
 #include "train/verification_callback.h"
 
 namespace pfc {
@@ -56,13 +54,13 @@ class TrainingRun {
         head_(backend, comm, head_options(cfg)),
         schedule_(cfg, comm.world_size()),
         scaler_(cfg.fp16, cfg.batch_size),
+        stepper_(backend, comm, model_, head_, scaler_,
+                 {cfg.gradient_acc, cfg.clip_grad_norm, optimizer_settings(cfg)}),
         data_(make_data_source(cfg, comm.rank(), comm.world_size(),
                                backend.staging_allocator())),
         images_(backend.empty({cfg.batch_size, cfg.image_size, cfg.image_size, 3}, DType::f32,
                               MemoryPurpose::data)) {
     model_.initialize(static_cast<std::uint64_t>(cfg.seed));
-    // The frozen features.weight stays outside and is never updated.
-    flat_ = flatten_parameters(backend, model_.parameters());
   }
 
   std::int64_t step() const { return step_; }
@@ -71,48 +69,20 @@ class TrainingRun {
     return cfg_.steps > 0 ? std::min(cfg_.steps, total) : total;
   }
 
-  // One optimizer step (or a skipped one, on fp16 overflow). Returns the loss.
+  // One optimizer step of gradient_acc micro-batches (the backbone's update skipped on fp16
+  // overflow). Returns the mean loss of its micro-batches.
   double train_step() {
-    Batch batch;
-    data_->next(batch);
-    if (!images_on_device_ || !data_->constant_images()) {
-      backend_.copy(batch.images, images_);
-      images_on_device_ = true;
-    }
-    // The labels' all-gather waits for the device, so it goes before the forward is queued;
-    // the class sampler inside forward_backward then runs on the host while the device
-    // computes the embeddings.
-    head_.set_labels(batch.labels);
-    const Tensor embeddings = model_.forward(images_, ForwardMode::training);
-    const double loss = head_.forward_backward(embeddings, embeddings_grad_, step_);
-    if (scaler_.enabled()) backend_.scale(embeddings_grad_, scaler_.scale());
-    model_.backward(embeddings_grad_);
-
-    // The backbone's gradient (one buffer) is averaged over the ranks as
-    // DistributedDataParallel does, and unscaled in the same pass. The ranks agree on the
-    // overflow decision explicitly: an all-reduce need not round alike on every rank, and ranks
-    // that disagreed about skipping a step would drift apart.
-    comm_.all_reduce(flat_.grad, ReduceOp::sum);
-    backend_.scale(flat_.grad, 1.0 / (comm_.world_size() * scaler_.scale()));
-    const double overflow = backend_.all_finite(flat_.grad) ? 0.0 : 1.0;
-    const bool finite = comm_.all_reduce_scalar(overflow, ReduceOp::max) == 0.0;
     const double lr = schedule_.lr(step_);
-    last_step_applied_ = scaler_.update(finite);
-    if (last_step_applied_) {
-      clip_grad_norm(backend_, std::span<Tensor>(&flat_.grad, 1), cfg_.clip_grad_norm);
-      backend_.sgd_update(flat_.value, flat_.grad, flat_.momentum, lr, cfg_.momentum,
-                          flat_.decay ? cfg_.weight_decay : 0.0);
-      flat_.refresh_working_copies(backend_);
-    }
-    // The classifier's gradient is not loss-scaled (its f16 GEMMs carry their own scale): it
-    // steps every time, as in the seed.
-    head_.step(lr, cfg_.momentum, cfg_.weight_decay);
+    const StepResult result =
+        stepper_.run([this](std::int64_t) { return next_batch(); }, step_, lr);
+    last_step_applied_ = result.backbone_updated;
     last_lr_ = lr;
     ++step_;
-    return loss;
+    return result.mean_loss();
   }
 
   double last_lr() const { return last_lr_; }
+  const LrSchedule& schedule() const { return schedule_; }
   double loss_scale() const { return scaler_.scale(); }
   // Whether the last step changed the backbone (false: fp16 overflow skipped it), and whether
   // the loss scale can go no lower.
@@ -124,10 +94,8 @@ class TrainingRun {
   void save(const std::filesystem::path& root) {
     Checkpoint ckpt;
     if (comm_.rank() == 0) {
-      for (const Parameter* p : model_.parameters()) {
+      for (const Parameter* p : model_.parameters())
         ckpt.parameters.push_back({p->name, model_.export_parameter(*p)});
-        if (p->trainable) ckpt.momentum.push_back({p->name, model_.export_parameter(*p, p->momentum)});
-      }
       for (const Buffer* b : model_.buffers()) {
         ckpt.buffers.push_back({b->name, backend_.to_host(b->value)});
       }
@@ -138,7 +106,7 @@ class TrainingRun {
     ckpt.shard.class_start = saved.class_start;
     const std::int64_t end = offset + saved.num_local;
     ckpt.shard.weight = backend_.to_host(head_.weight().rows(offset, end));
-    ckpt.shard.momentum = backend_.to_host(head_.momentum().rows(offset, end));
+    save_optimizer_state(model_, stepper_, head_, offset, saved.num_local, comm_.rank() == 0, ckpt);
     TrainingState& s = ckpt.state;
     s.step = step_;
     s.epoch = epoch();
@@ -159,7 +127,8 @@ class TrainingRun {
   // The part of a checkpoint this rank restores: the backbone and its own class rows.
   CheckpointRequest checkpoint_request() const {
     const ShardLayout& layout = head_.layout();
-    return {cfg_.num_classes, cfg_.embedding_size, layout.class_start, layout.num_local};
+    return {cfg_.num_classes, cfg_.embedding_size, layout.class_start, layout.num_local,
+            cfg_.optimizer};
   }
 
   void restore(const ResumedCheckpoint& resumed) {
@@ -168,16 +137,8 @@ class TrainingRun {
     check_checkpoint_fits_model(ckpt, model_, cfg_, info.path);
     load_backbone_state(model_, ckpt.parameters, ckpt.buffers,
                         fmt::format("checkpoint '{}'", info.path.string()));
-    for (const NamedTensor& t : ckpt.momentum) {
-      Parameter* p = model_.find_parameter(t.name);
-      PFC_CHECK(p && p->momentum.defined(), "checkpoint {} has momentum for unknown '{}'",
-                info.path.string(), t.name);
-      Tensor ours = Tensor::host(p->value.shape(), DType::f32);
-      torch_to_ours(*p, t.value.data<float>(), ours.data<float>());
-      backend_.copy(ours, p->momentum);
-    }
+    restore_optimizer_state(ckpt, info.path.string(), model_, stepper_, head_);
     backend_.copy(ckpt.shard.weight, head_.weight());
-    backend_.copy(ckpt.shard.momentum, head_.momentum());
     step_ = ckpt.state.step;
     data_->seek(ckpt.state.data);
     scaler_.restore({ckpt.state.loss_scale, ckpt.state.loss_scale_clean_steps});
@@ -197,7 +158,19 @@ class TrainingRun {
     o.seed = static_cast<std::uint64_t>(cfg.seed);
     // On both backends, so that a CPU run computes the classifier as the GPU does.
     o.gemm_operands = cfg.fp16 ? DType::f16 : DType::f32;
+    o.interclass_filtering_threshold = cfg.interclass_filtering_threshold;
+    o.optimizer = optimizer_settings(cfg);
     return o;
+  }
+
+  // The data stream's next batch, its images on the device (once, for constant images).
+  MicroBatch next_batch() {
+    data_->next(batch_);
+    if (!images_on_device_ || !data_->constant_images()) {
+      backend_.copy(batch_.images, images_);
+      images_on_device_ = true;
+    }
+    return {&images_, &batch_.labels};
   }
 
   ShardLayout saved_layout() const {
@@ -212,11 +185,11 @@ class TrainingRun {
   PartialFc head_;
   LrSchedule schedule_;
   LossScaler scaler_;
+  TrainingStep stepper_;  // holds the backbone's flat parameters and optimiser state
   std::unique_ptr<DataSource> data_;
+  Batch batch_;
   Tensor images_;
   bool images_on_device_ = false;  // images_ holds a batch (enough for constant_images())
-  Tensor embeddings_grad_;
-  FlatParameters flat_;  // the backbone's trainable parameters are views into it
   std::int64_t step_ = 0;
   double last_lr_ = 0;
   bool last_step_applied_ = true;
@@ -317,6 +290,7 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
         replace_file_atomically(ckpt_root / "latest", resumed.info.path.filename().string() +
                                                           "\n");
     }
+    if (leader) spdlog::info("learning rate: {}", run->schedule().base_lr_origin());
   } catch (const OutOfMemoryError& e) {
     const auto& newest = start.candidates.newest_first;
     open_metrics(newest.empty() ? std::nullopt : std::optional(newest.front().step));
@@ -328,7 +302,8 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
 
   TrainerRun result;
   result.metrics_path = metrics_path;
-  const std::int64_t global_batch = cfg.batch_size * comm.world_size();
+  // Samples per optimiser step.
+  const std::int64_t global_batch = cfg.batch_size * comm.world_size() * cfg.gradient_acc;
   double loss_sum = 0;
   std::int64_t interval_steps = 0;
   double comm_mark = comm.modelled_seconds();  // modelled comm time when the interval began

@@ -1,6 +1,7 @@
-// The training loop of `pfc train`: the seed's train.py in one SPMD program. Each step:
-// batch -> iresnet -> PartialFC (loss, embedding gradient) -> backbone backward -> gradient
-// all-reduce, loss-scale check, clipping -> SGD on the backbone and the class centres; every
+// The training loop of `pfc train`: the seed's train.py in one SPMD program. Each step
+// (training_step.h): gradient_acc micro-batches of batch -> iresnet -> PartialFC (loss,
+// embedding gradient) -> backbone backward, then gradient all-reduce, loss-scale check,
+// clipping -> the optimiser (SGD or AdamW) on the backbone and the class centres; every
 // `frequent` steps a log line and a metrics.h5 row; checkpoints on schedule and on signals.
 #pragma once
 

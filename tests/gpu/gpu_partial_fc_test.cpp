@@ -1,6 +1,6 @@
 // The PartialFC kernels against the CPU backend: L2 normalisation and its backward, row
-// gather/scatter, the margin softmax steps, dense and row-wise SGD; and the index checks
-// that kernels report at synchronize().
+// gather/scatter, the margin softmax steps, inter-class filtering, dense and row-wise SGD and
+// AdamW; and the index checks that kernels report at synchronize().
 #include <string>
 
 #include "gpu_test_support.h"
@@ -149,6 +149,73 @@ TEST_P(GpuPartialFc, SgdDenseAndRows) {
   expect_close(to_host_f32(dm2), m2, kTolF32, "sgd rows m");
 }
 
+TEST_P(GpuPartialFc, AdamWDenseAndRows) {
+  Backend& gpu = gpu_backend();
+  CpuBackend& cpu = cpu_backend();
+  // f32 masters and moments; the gradient is dtype(). Step 3, past the first update's
+  // bias correction; a second moment near 0 where eps matters.
+  AdamWParams p;
+  p.lr = 0.01;
+  p.weight_decay = 0.1;
+  p.step = 3;
+  const Tensor w0 = random_host({100, 64}, -1.0, 1.0, 91);
+  const Tensor m0 = random_host({100, 64}, -0.1, 0.1, 92);
+  const Tensor v0 = random_host({100, 64}, 0.0, 1e-6, 93);
+  const Tensor g = input({100, 64}, -1.0, 1.0, 94);
+  Tensor w = clone_host(w0), m = clone_host(m0), v = clone_host(v0);
+  cpu.adamw_update(w, g, m, v, p);
+  Tensor dw = to_device(w0, DType::f32), dm = to_device(m0, DType::f32);
+  Tensor dv = to_device(v0, DType::f32), dg = to_device(g, dtype());
+  gpu.adamw_update(dw, dg, dm, dv, p);
+  expect_close(to_host_f32(dw), w, kTolF32, "adamw w");
+  expect_close(to_host_f32(dm), m, kTolF32, "adamw m");
+  expect_close(to_host_f32(dv), v, kTolF32, "adamw v");
+
+  const Tensor index = host_index({5, 17, 99, 0});
+  const Tensor gr = input({4, 64}, -1.0, 1.0, 95);
+  Tensor w2 = clone_host(w0), m2 = clone_host(m0), v2 = clone_host(v0);
+  cpu.adamw_update_rows(w2, m2, v2, index, gr, p);
+  Tensor dw2 = to_device(w0, DType::f32), dm2 = to_device(m0, DType::f32);
+  Tensor dv2 = to_device(v0, DType::f32);
+  Tensor dindex = to_device_same(index), dgr = to_device(gr, dtype());
+  gpu.adamw_update_rows(dw2, dm2, dv2, dindex, dgr, p);
+  expect_close(to_host_f32(dw2), w2, kTolF32, "adamw rows w");
+  expect_close(to_host_f32(dm2), m2, kTolF32, "adamw rows m");
+  expect_close(to_host_f32(dv2), v2, kTolF32, "adamw rows v");
+}
+
+// Inter-class filtering and its backward, f32 and f16 cosines, every label kind: a target in
+// the shard (above and below the threshold), none (-1), the last column; the CUDA backend
+// refuses f64 as its operand rules say.
+TEST_P(GpuPartialFc, InterclassFilterAndBackward) {
+  Backend& gpu = gpu_backend();
+  CpuBackend& cpu = cpu_backend();
+  const std::int64_t batch = 5, classes = 3000;
+  const Tensor labels = host_index({3, -1, 2999, 0, 1500});
+  // The CPU filters the values the device stores (f16 rounded), compared in f64 on both.
+  const Tensor cos0 = input({batch, classes}, -1.0, 1.0, 101);
+  Tensor cos = clone_host(cos0);
+  Tensor keep = Tensor::host({batch, classes}, DType::u8);
+  cpu.interclass_filter(cos, labels, 0.3, keep);
+  const Tensor grad0 = input({batch, classes}, -1.0, 1.0, 102);
+  Tensor grad = clone_host(grad0);
+  cpu.interclass_filter_backward(grad, keep);
+
+  Tensor dcos = to_device(cos0, dtype()), dlabels = to_device_same(labels);
+  Tensor dkeep = gpu.empty({batch, classes}, DType::u8, MemoryPurpose::activations);
+  gpu.interclass_filter(dcos, dlabels, 0.3, dkeep);
+  Tensor dgrad = to_device(grad0, dtype());
+  gpu.interclass_filter_backward(dgrad, dkeep);
+  expect_close(to_host_f32(dcos), cos, 0.0, "filtered cos");
+  expect_close(to_host_f32(dgrad), grad, 0.0, "filtered grad");
+  const Tensor got_keep = gpu.to_host(dkeep);
+  for (std::int64_t i = 0; i < keep.numel(); ++i)
+    ASSERT_EQ(got_keep.data<std::uint8_t>()[i], keep.data<std::uint8_t>()[i]) << "keep " << i;
+
+  Tensor wide = gpu.zeros({batch, classes}, DType::f64, MemoryPurpose::activations);
+  EXPECT_THROW(gpu.interclass_filter(wide, dlabels, 0.3, dkeep), Error);
+}
+
 TEST(GpuPartialFcChecks, BadIndicesAreReportedAtSynchronize) {
   PFC_REQUIRE_GPU();
   Backend& gpu = gpu_backend();
@@ -169,6 +236,24 @@ TEST(GpuPartialFcChecks, BadIndicesAreReportedAtSynchronize) {
   Tensor label = to_device_same(host_index({5}));
   gpu.margin_logits(logits, label, MarginParams{}, row_max);
   EXPECT_THROW(gpu.synchronize(), Error);
+  gpu.synchronize();
+
+  Tensor keep = gpu.empty({1, 5}, DType::u8, MemoryPurpose::activations);
+  gpu.interclass_filter(logits, label, 0.1, keep);
+  EXPECT_THROW(gpu.synchronize(), Error);
+  gpu.synchronize();
+
+  Tensor w = gpu.zeros({10, 4}, DType::f32, MemoryPurpose::weights);
+  Tensor m = gpu.zeros({10, 4}, DType::f32, MemoryPurpose::optimizer);
+  Tensor v = gpu.zeros({10, 4}, DType::f32, MemoryPurpose::optimizer);
+  Tensor g = gpu.zeros({2, 4}, DType::f32, MemoryPurpose::gradients);
+  gpu.adamw_update_rows(w, m, v, bad, g, AdamWParams{});
+  try {
+    gpu.synchronize();
+    FAIL() << "an out-of-range AdamW row index was not reported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("adamw_update_rows"), std::string::npos) << e.what();
+  }
   gpu.synchronize();
 }
 

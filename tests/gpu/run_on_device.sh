@@ -15,14 +15,14 @@
 # The plan runs what decides whether the rest is worth running first (the gpu tests, the
 # cuda-vs-cpu training losses: when both fail, the GPU steps after them are skipped), then the
 # headline benchmarks, then golden and the rest. Each step has a limit (LIMIT below); the
-# limits add up to less than the budget (PFC_DEVICE_BUDGET_S, default 420 s, less
+# limits add up to less than the budget (PFC_DEVICE_BUDGET_S, default 430 s, less
 # PACK_RESERVE_S for packing), and a step whose limit no longer fits in what is left is
 # skipped, never started short. The sweep comes last and gets what the steps before it did
 # not use.
 #
 # Variables:
 #   PFC_DIST             the installed tree (default ./dist)
-#   PFC_DEVICE_BUDGET_S  seconds for the whole script (default 420)
+#   PFC_DEVICE_BUDGET_S  seconds for the whole script (default 430)
 #   PFC_DEVICE_STEPS     run only these steps (names as in LIMIT), e.g. to rerun what failed
 #   PFC_DEVICE_PART      "sweep": only the emulated sweep, with the whole budget
 #   PFC_DEVICE_LIB_DIRS  folders to consider, before the usual ones, for newer CUDA libraries
@@ -37,7 +37,7 @@ set -u -o pipefail
 
 OUTDIR=${1:?usage: tests/gpu/run_on_device.sh OUTDIR}
 mkdir -p "$OUTDIR" && OUTDIR=$(cd "$OUTDIR" && pwd)
-BUDGET_S=${PFC_DEVICE_BUDGET_S:-420}
+BUDGET_S=${PFC_DEVICE_BUDGET_S:-430}
 PACK_RESERVE_S=10
 ARCHIVE_LIMIT_BYTES=$((15 * 1024 * 1024))  # under the 16 MiB a returned file may have
 
@@ -64,6 +64,7 @@ plan golden_fp32_tiny 15
 plan golden_fp16_tiny 15
 plan golden_fp32_r50 20
 plan golden_fp16_r50 20
+plan golden_parity_fp32 10
 plan bench_pfc_16m 40
 plan bench_pfc_24m 40
 plan planned 10
@@ -219,6 +220,7 @@ fi
 DIST=$(cd "$DIST" && pwd)
 BIN=$DIST/bin
 GOLDEN=$DIST/share/pfc/golden/iresnet_arcface_torch_f64.h5
+PARITY=$DIST/share/pfc/golden/arcface_torch_parity_f64.h5
 INPUT=$DIST/share/pfc/input
 
 # The machine runs commands as root; pfc starts MPI as a singleton.
@@ -477,6 +479,23 @@ for precision in fp32 fp16; do
     tail -n 4 "$WORK/$name.log"
   done
 done
+
+# arcface_torch's training semantics in fp32 on cuda: SGD, AdamW and accumulated steps through
+# the trainer's own step, and inter-class filtering (tests/integration/golden_parity.sh on the
+# CPU).
+if gpu_step golden_parity_fp32; then
+  if [[ -f $PARITY ]]; then
+    run_step golden_parity_fp32 "$BIN/pfc" golden "$PARITY" --case tiny/sgd_2steps \
+      --case tiny/adamw_2steps --case tiny/sgd_acc2 --case tiny/arcface_filter0.1_sr1 \
+      --device cuda --precision fp32
+    rc=$?
+  else
+    echo "golden file $PARITY was not installed" >"$WORK/golden_parity_fp32.log"
+    rc=2
+  fi
+  record golden_parity_fp32 "$(verdict $rc)"
+  tail -n 4 "$WORK/golden_parity_fp32.log"
+fi
 
 # ---- the largest classifier that fits (PyTorch: out of memory at 16M) ----------------------
 for classes in 16 24; do

@@ -44,6 +44,33 @@ expect_usage_error set_unknown_key "unknown key 'sample_rte'" "did you mean 'sam
 expect_usage_error set_out_of_range "key 'momentum'" "--set momentum=1" "in [0, 1)" \
   -- "$smoke" --set momentum=1
 
+expect_usage_error unknown_optimizer "key 'optimizer'" "--set optimizer=lamb" \
+  "must be one of sgd|adamw" -- "$smoke" --set optimizer=lamb
+
+printf 'gradient_acc = 0\n' >"$work/gradient_acc.toml"
+expect_usage_error gradient_acc "key 'gradient_acc'" "$work/gradient_acc.toml:1" "must be >= 1" \
+  -- "$work/gradient_acc.toml"
+
+expect_usage_error filter_threshold "key 'interclass_filtering_threshold'" \
+  "--set interclass_filtering_threshold=1.0" "in [0, 1)" \
+  -- "$smoke" --set interclass_filtering_threshold=1.0
+
+expect_usage_error lr_scaling "key 'lr_scaling'" "must be one of batch/512|none" \
+  -- "$smoke" --set 'lr_scaling="linear"'
+
+# A checkpoint holds one optimiser's state: resuming it with the other is refused by name, and
+# the run's earlier output stays.
+if ! "$PFC" train "$smoke" --set steps=1 --set output=\"$work/sgd_run\" >"$work/sgd_run.log" 2>&1
+then
+  fail "sgd_run: the one-step run failed"
+  cat "$work/sgd_run.log"
+fi
+expect_usage_error resume_other_optimizer "optimizer = \"sgd\"" "optimizer = \"adamw\"" \
+  -- "$smoke" --set steps=2 --set output=\"$work/sgd_run\" --set resume=true \
+  --set 'optimizer="adamw"'
+[ -f "$work/sgd_run/ckpt/step_0000001/model.h5" ] ||
+  fail "resume_other_optimizer: the checkpoint is gone"
+
 expect_usage_error set_beyond_int64 "key 'batch_size'" "which is out of range" \
   -- "$smoke" --set batch_size=99999999999999999999
 

@@ -36,7 +36,7 @@ done
 grep -qE "^eval_embeddings .* ok *$" "$work/fp64.txt" ||
   fail "eval_embeddings (the inference forward) is not in the table, or not ok"
 
-parity=$(dirname "$golden")/arcface_torch_parity_f64.h5
+parity=${PFC_GOLDEN_PARITY:?}
 [ -f "$parity" ] || { echo "no parity golden file at $parity"; exit 77; }
 for precision in fp64 fp32; do
   "$PFC" golden "$parity" --case mbf/arcface_sr1 --device cpu --precision "$precision" |

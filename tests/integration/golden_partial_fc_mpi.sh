@@ -2,11 +2,11 @@
 # The whole golden check under mpiexec -n 1..4, against the f64 reference file: the classes
 # are sharded over the ranks (loss, embedding gradient and class-centre gradient on every
 # rank), the backbone runs on rank 0; tiny and r50, and MobileFaceNet (mbf, from the parity
-# file beside it), in fp64 (every tensor within 1e-10 of exact) and in fp32 (arcface_torch's
-# own fp32 error as the measure, golden_backbone.sh).
+# file), in fp64 (every tensor within 1e-10 of exact) and in fp32 (arcface_torch's own fp32
+# error as the measure, golden_backbone.sh).
 set -euo pipefail
 golden=${PFC_GOLDEN:?}
-parity=$(dirname "$golden")/arcface_torch_parity_f64.h5
+parity=${PFC_GOLDEN_PARITY:?}
 [ -f "$golden" ] && [ -f "$parity" ] || { echo "no golden files at $golden, $parity"; exit 77; }
 for k in 1 2 3 4; do
   for precision in fp64 fp32; do

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Whether checkpoints hold the same training state, bit for bit: every dataset of model.h5
-(the backbone's parameters, momentum and buffers, and through the virtual datasets over the
-shards the whole classifier and its momentum) and every attribute of /state except config and
-world_size (a run resumed elsewhere or on other ranks differs only in those).
+(the backbone's parameters, optimiser moments and buffers, and through the virtual datasets
+over the shards the whole classifier and its moments) and every attribute of /state except
+config and world_size (a run resumed elsewhere or on other ranks differs only in those).
 
 usage: same_checkpoint.py REFERENCE OTHER... [--world-sizes W1,W2,...]
 REFERENCE and OTHER are step folders (ckpt/step_NNNNNNN); --world-sizes also checks on how
@@ -22,6 +22,10 @@ def contents(folder):
                      if isinstance(obj, h5py.Dataset) else None)
         attrs = f["state"].attrs
         state = {k: v for k, v in attrs.items() if k not in ("config", "world_size")}
+        # Checkpoints from before AdamW name no moments: SGD's momentum.
+        moments = f["pfc"].attrs.get("moments", "momentum")
+        moments = moments.decode() if isinstance(moments, bytes) else moments
+        tensors["pfc moments"] = np.array(moments.split())
         return tensors, state, int(attrs["world_size"])
 
 
@@ -36,8 +40,9 @@ def main():
         sys.exit("same_checkpoint: --world-sizes needs one number per OTHER")
 
     reference, state, _ = contents(args.reference)
-    if "pfc/weight" not in reference or "pfc/momentum" not in reference:
-        sys.exit(f"{args.reference}: no classifier (pfc/weight, pfc/momentum) in model.h5")
+    classifier = ["pfc/weight"] + ["pfc/" + m for m in reference["pfc moments"]]
+    if any(name not in reference for name in classifier):
+        sys.exit(f"{args.reference}: no classifier ({', '.join(classifier)}) in model.h5")
     problems = []
     for i, folder in enumerate(args.others):
         tensors, other_state, world = contents(folder)

@@ -7,9 +7,14 @@ pfc_script_test(integration.slurm_row slurm_row.sh LABELS integration TIMEOUT 60
 pfc_script_test(integration.slurm_train slurm_train.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.golden_backbone golden_backbone.sh LABELS integration TIMEOUT 300)
 pfc_script_test(integration.golden_partial_fc_mpi golden_partial_fc_mpi.sh LABELS "integration;mpi" TIMEOUT 600)
+pfc_script_test(integration.golden_parity golden_parity.sh LABELS "integration;mpi" TIMEOUT 600)
+pfc_script_test(integration.golden_parity_all_ranks golden_parity.sh LABELS "integration;mpi;slow"
+                TIMEOUT 1800 ARGS all)
 pfc_script_test(integration.train_smoke train_smoke.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_resume train_resume.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.train_resume_mbf train_resume_mbf.sh LABELS "integration;mpi"
+                TIMEOUT 300)
+pfc_script_test(integration.train_resume_adamw train_resume_adamw.sh LABELS "integration;mpi"
                 TIMEOUT 300)
 pfc_script_test(integration.train_emulated train_emulated.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_dataset train_dataset.sh LABELS "integration;mpi" TIMEOUT 300)

@@ -46,18 +46,25 @@ inline std::filesystem::path shared_scratch(const std::string& name) {
 inline float centre_value(std::int64_t row, std::int64_t column, std::int64_t step) {
   return static_cast<float>(step * 10000 + row * 100 + column);
 }
-inline float centre_momentum(std::int64_t row, std::int64_t column, std::int64_t step) {
-  return -centre_value(row, column, step) - 0.5f;
-}
 
-inline Tensor class_rows(std::int64_t start, std::int64_t count, std::int64_t step,
-                         bool momentum) {
+// What the class rows hold: the centres (kCentres) or optimiser moment k (1, 2, ...).
+inline constexpr int kCentres = 0;
+
+inline Tensor class_rows(std::int64_t start, std::int64_t count, std::int64_t step, int which) {
   Tensor t = Tensor::host({count, kEmbedding}, DType::f32);
   for (std::int64_t r = 0; r < count; ++r)
-    for (std::int64_t c = 0; c < kEmbedding; ++c)
-      t.data<float>()[r * kEmbedding + c] = momentum ? centre_momentum(start + r, c, step)
-                                                     : centre_value(start + r, c, step);
+    for (std::int64_t c = 0; c < kEmbedding; ++c) {
+      const float v = centre_value(start + r, c, step);
+      t.data<float>()[r * kEmbedding + c] =
+          which == kCentres ? v : -v - 0.5f - 1000000.0f * static_cast<float>(which - 1);
+    }
   return t;
+}
+
+// torch.optim's names of an optimiser's moments.
+inline std::vector<std::string> moments_of(const std::string& optimizer) {
+  if (optimizer == "adamw") return {"exp_avg", "exp_avg_sq"};
+  return {"momentum"};
 }
 
 inline NamedTensor named(const std::string& name, const Shape& shape, float offset) {
@@ -67,24 +74,33 @@ inline NamedTensor named(const std::string& name, const Shape& shape, float offs
   return {name, t};
 }
 
-// What rank `rank` of `world` saves at `step`.
-inline Checkpoint checkpoint_at(std::int64_t step, int rank, int world) {
+// What rank `rank` of `world` saves at `step`, with the moments of `optimizer`.
+inline Checkpoint checkpoint_at(std::int64_t step, int rank, int world,
+                                const std::string& optimizer = "sgd") {
   const ShardLayout layout = ShardLayout::make(kClasses, world, rank, 1.0);
   const auto offset = static_cast<float>(step);
+  const std::vector<std::string> moments = moments_of(optimizer);
   Checkpoint c;
+  for (const std::string& moment : moments) c.moments.push_back({moment, {}});
   for (const auto& [name, shape] : std::vector<std::pair<std::string, Shape>>{
            {"conv1.weight", {4, 3, 3, 3}},
            {"bn1.weight", {4}},
            {"layer1.0.bn2.bias", {4}},
            {"fc.weight", {kEmbedding, 8}}}) {
     c.parameters.push_back(named(name, shape, offset));
-    c.momentum.push_back(named(name, shape, -offset));
+    for (std::size_t k = 0; k < moments.size(); ++k)
+      c.moments[k].tensors.push_back(named(name, shape, -offset - 100.0f * static_cast<float>(k)));
   }
   c.buffers = {named("bn1.running_mean", {4}, offset + 0.5f),
                named("bn1.running_var", {4}, offset + 1.5f)};
   c.shard.class_start = layout.class_start;
-  c.shard.weight = class_rows(layout.class_start, layout.num_local, step, false);
-  c.shard.momentum = class_rows(layout.class_start, layout.num_local, step, true);
+  c.shard.weight = class_rows(layout.class_start, layout.num_local, step, kCentres);
+  for (std::size_t k = 0; k < moments.size(); ++k)
+    c.shard.moments.push_back({moments[k], class_rows(layout.class_start, layout.num_local, step,
+                                                      static_cast<int>(k) + 1)});
+  c.state.optimizer = optimizer;
+  c.state.backbone_updates = step - 1;  // as if fp16 had skipped one backbone update
+  c.state.classifier_updates = step;
   c.state.step = step;
   c.state.epoch = step / 7;
   c.state.data = {step / 7, (step % 7) * 64};
@@ -113,6 +129,15 @@ inline void expect_same_named(const std::vector<NamedTensor>& actual,
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(actual[i].name, expected[i].name);
     expect_same_tensor(actual[i].value, expected[i].value, expected[i].name);
+  }
+}
+
+inline void expect_same_moments(const std::vector<NamedMoment>& actual,
+                                const std::vector<NamedMoment>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(actual[i].name, expected[i].name);
+    expect_same_named(actual[i].tensors, expected[i].tensors);
   }
 }
 

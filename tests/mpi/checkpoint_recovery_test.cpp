@@ -66,7 +66,7 @@ TEST(CheckpointRecovery, HalfWrittenCheckpointsAreIgnored) {
   EXPECT_FALSE(fs::exists(root / "step_0000020.tmp"));
   EXPECT_FALSE(fs::exists(root / "step_0000030"));
   expect_same_tensor(read_class_matrix(root / "step_0000020", "weight"),
-                     class_rows(0, kClasses, 20, false), "step 20 weight");
+                     class_rows(0, kClasses, 20, kCentres), "step 20 weight");
 }
 
 TEST(CheckpointRecovery, AFailureOnOneRankFailsEveryRankAndChangesNothing) {
@@ -76,7 +76,8 @@ TEST(CheckpointRecovery, AFailureOnOneRankFailsEveryRankAndChangesNothing) {
 
   // The last rank's shard has a momentum of the wrong shape.
   Checkpoint bad = checkpoint_at(20, comm.rank(), comm.world_size());
-  if (comm.rank() == comm.world_size() - 1) bad.shard.momentum = Tensor::host({1, 1}, DType::f32);
+  if (comm.rank() == comm.world_size() - 1)
+    bad.shard.moments[0].value = Tensor::host({1, 1}, DType::f32);
   try {
     write_checkpoint(comm, root, bad, 5);
     ADD_FAILURE() << "a bad shard was written";
@@ -104,7 +105,7 @@ TEST(CheckpointRecovery, TheLatestCheckpointIsNotOverwritten) {
   EXPECT_THROW(write_step(comm, root, 7), Error);
   EXPECT_EQ(latest_checkpoint(root)->step, 7);
   expect_same_tensor(read_class_matrix(root / "step_0000007", "momentum"),
-                     class_rows(0, kClasses, 7, true), "step 7 momentum");
+                     class_rows(0, kClasses, 7, 1), "step 7 momentum");
 }
 
 // Reading rows that include class 0 (so shard 0 is needed): rank 0 of 2, and every row.

@@ -1,12 +1,15 @@
 // PartialFc on 1..4 ranks against a plain double-precision implementation of the margin
-// softmax written here (in f32, f16 GEMM operands, and f64, where it must agree to 1e-12),
-// against itself on one rank, and across its three methods; the sparse update in f32 and f64,
-// the sampler's reproducibility, and bad input rejected on every rank alike.
+// softmax written here (in f32, f16 GEMM operands, and f64, where it must agree to 1e-12;
+// inter-class filtering included), against itself on one rank, and across its three methods;
+// the sparse SGD update in f32 and f64 and the sparse AdamW update, gradient accumulation over
+// micro-batches that sample different rows, the sampler's reproducibility, and bad input
+// rejected on every rank alike.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,9 +76,11 @@ double as_half(double x) { return Half(static_cast<float>(x)).to_float(); }
 
 // used[c]: class c takes part (all of them, or the sampled ones). half_operands: the three
 // GEMMs read f16 roundings of the normalised embeddings and centres and of d loss / d cos
-// (scaled by f16_cos_grad_scale), as PartialFc's fp16 classifier does.
+// (scaled by f16_cos_grad_scale), as PartialFc's fp16 classifier does. filter > 0:
+// arcface_torch's inter-class filtering, a negative whose cosine exceeds it counts as 0.
 Reference reference(const Problem& p, const std::vector<float>& weight, const MarginParams& m,
-                    const std::vector<bool>& used, bool half_operands = false) {
+                    const std::vector<bool>& used, bool half_operands = false,
+                    double filter = 0.0) {
   const std::int64_t B = p.global_batch(), C = p.classes, E = p.emb;
   const double grad_scale = f16_cos_grad_scale(m.scale, B);
   auto operand = [half_operands](double x) { return half_operands ? as_half(x) : x; };
@@ -104,12 +109,15 @@ Reference reference(const Problem& p, const std::vector<float>& weight, const Ma
   std::vector<double> d_wn(C * E, 0.0);
   for (std::int64_t i = 0; i < B; ++i) {
     std::vector<double> logit(C, -INFINITY);
+    std::vector<bool> filtered(C, false);
     double best = -INFINITY;
     for (std::int64_t c = 0; c < C; ++c) {
       if (!used[c]) continue;
       double cos = 0.0;
       for (std::int64_t j = 0; j < E; ++j) cos += en_op[i][j] * wn_op[c][j];
       cos = std::clamp(cos, -1.0, 1.0);
+      filtered[c] = filter > 0.0 && c != p.labels[i] && cos > filter;
+      if (filtered[c]) cos = 0.0;
       logit[c] = m.scale * (c == p.labels[i] ? target_logit(cos, m) : cos);
       best = std::max(best, logit[c]);
     }
@@ -122,7 +130,9 @@ Reference reference(const Problem& p, const std::vector<float>& weight, const Ma
       const double prob = std::exp(logit[c] - best) / sum;
       if (c == p.labels[i]) r.loss -= std::log(std::max(prob, 1e-30)) / B;
       // The margin is straight-through: d loss / d cos = s (p - onehot) / B.
-      const double g = grad_operand(m.scale * (prob - (c == p.labels[i] ? 1.0 : 0.0)) / B);
+      const double g = filtered[c]
+                           ? 0.0
+                           : grad_operand(m.scale * (prob - (c == p.labels[i] ? 1.0 : 0.0)) / B);
       for (std::int64_t j = 0; j < E; ++j) {
         d_en[j] += g * wn_op[c][j];
         d_wn[c * E + j] += g * en_op[i][j];
@@ -189,7 +199,7 @@ class PartialFcTest : public ::testing::Test {
   // Feeds rows [first, first + rows) of the problem's batch at `step`, in the classifier's
   // element type.
   Outcome run(PartialFc& fc, const Problem& p, std::int64_t first, std::int64_t rows,
-              std::int64_t step = 0) {
+              std::int64_t step = 0, CentreGradient mode = CentreGradient::replace) {
     Tensor host = Tensor::host({rows, p.emb}, DType::f32);
     std::copy_n(p.embeddings.begin() + first * p.emb, rows * p.emb, host.data<float>());
     Tensor emb = backend->empty({rows, p.emb}, fc.options().dtype, MemoryPurpose::data);
@@ -198,13 +208,14 @@ class PartialFcTest : public ::testing::Test {
     std::copy_n(p.labels.begin() + first, rows, labels.data<std::int64_t>());
     Tensor grad;
     Outcome out;
-    out.loss = fc.forward_backward(emb, labels, grad, step);
+    out.loss = fc.forward_backward(emb, labels, grad, step, mode);
     out.embeddings_grad = host_doubles(grad);
     out.global_grad = host_doubles(fc.gather_global_weight_grad());
     return out;
   }
-  Outcome run_distributed(PartialFc& fc, const Problem& p, std::int64_t step = 0) {
-    return run(fc, p, rank * p.batch, p.batch, step);
+  Outcome run_distributed(PartialFc& fc, const Problem& p, std::int64_t step = 0,
+                          CentreGradient mode = CentreGradient::replace) {
+    return run(fc, p, rank * p.batch, p.batch, step, mode);
   }
 
   // The global classes the last forward_backward used on any rank.
@@ -238,6 +249,7 @@ struct ReferenceCase {
   LabelRule labels;
   DType gemm_operands = DType::f32;
   DType dtype = DType::f32;
+  double filter = 0.0;  // interclass_filtering_threshold
 };
 
 class PartialFcReferenceTest : public PartialFcTest,
@@ -247,14 +259,15 @@ TEST_P(PartialFcReferenceTest, MatchesTheDoublePrecisionReference) {
   const ReferenceCase& c = GetParam();
   // 37 classes: not divisible by 2, 3 or 4.
   const Problem p = make_problem(37, 3, 8, world, c.labels, 5);
-  PartialFc fc(*backend, world_comm,
-               options(p, c.method, c.sample_rate, c.margin, c.gemm_operands, c.dtype));
+  PartialFcOptions o = options(p, c.method, c.sample_rate, c.margin, c.gemm_operands, c.dtype);
+  o.interclass_filtering_threshold = c.filter;
+  PartialFc fc(*backend, world_comm, o);
   // The centres start from the same f32 values in f64 as in f32.
   std::vector<float> weight;
   for (double w : host_doubles(fc.gather_global_weight())) weight.push_back(static_cast<float>(w));
   const Outcome got = run_distributed(fc, p);
   const Reference want = reference(p, weight, c.margin, used_classes(fc, world_comm),
-                                   c.gemm_operands == DType::f16);
+                                   c.gemm_operands == DType::f16, c.filter);
 
   // f64 is the reference's own arithmetic: only summation order differs.
   const bool f64 = c.dtype == DType::f64;
@@ -299,7 +312,20 @@ INSTANTIATE_TEST_SUITE_P(
         ReferenceCase{"pfc03_combined_f64", PfcMethod::pfc, 0.3, kCombined, LabelRule::spread,
                       DType::f64, DType::f64},
         ReferenceCase{"pfc03_one_rank_labels_f64", PfcMethod::pfc, 0.3, kArcFace,
-                      LabelRule::last_rank_only, DType::f64, DType::f64}),
+                      LabelRule::last_rank_only, DType::f64, DType::f64},
+        // Filtering at 0.2 drops about 40 % of the negatives of these random cosines.
+        ReferenceCase{"mp_arcface_filter", PfcMethod::mp, 1.0, kArcFace, LabelRule::spread,
+                      DType::f32, DType::f32, 0.2},
+        ReferenceCase{"dp_cosface_filter", PfcMethod::dp, 1.0, kCosFace, LabelRule::spread,
+                      DType::f32, DType::f32, 0.2},
+        ReferenceCase{"pfc03_arcface_filter", PfcMethod::pfc, 0.3, kArcFace, LabelRule::spread,
+                      DType::f32, DType::f32, 0.2},
+        ReferenceCase{"mp_filter_one_rank_labels", PfcMethod::mp, 1.0, kArcFace,
+                      LabelRule::last_rank_only, DType::f32, DType::f32, 0.2},
+        ReferenceCase{"mp_arcface_filter_f16", PfcMethod::mp, 1.0, kArcFace, LabelRule::spread,
+                      DType::f16, DType::f32, 0.2},
+        ReferenceCase{"pfc03_arcface_filter_f64", PfcMethod::pfc, 0.3, kArcFace,
+                      LabelRule::spread, DType::f64, DType::f64, 0.2}),
     [](const auto& info) { return info.param.name; });
 
 // Three classes on up to four ranks: a rank may hold no class at all, and at sample rate 0.5
@@ -323,7 +349,7 @@ TEST_F(PartialFcTest, FewerClassesThanRanks) {
                              want.weight_grad.size()),
               1e-4)
         << name;
-    fc.step(0.1, 0.9, 5e-4);
+    fc.step(0.1);
   }
 }
 
@@ -355,6 +381,7 @@ struct WorldCase {
   bool inject;
   LabelRule labels;
   DType dtype = DType::f32;
+  OptimizerKind optimizer = OptimizerKind::sgd;
 };
 
 class PartialFcWorldTest : public PartialFcTest,
@@ -366,7 +393,8 @@ class PartialFcWorldTest : public PartialFcTest,
 TEST_P(PartialFcWorldTest, KRanksEqualOneRank) {
   const WorldCase& c = GetParam();
   const Problem p = make_problem(37, 3, 8, world, c.labels, 9);
-  const PartialFcOptions o = options(p, c.method, c.sample_rate, kArcFace, c.dtype, c.dtype);
+  PartialFcOptions o = options(p, c.method, c.sample_rate, kArcFace, c.dtype, c.dtype);
+  o.optimizer.kind = c.optimizer;
   PartialFc dist(*backend, world_comm, o);
   PartialFc single(*backend, self_comm, o);
   // f32 agrees to its rounding in another summation order; f64 to f64's.
@@ -391,8 +419,8 @@ TEST_P(PartialFcWorldTest, KRanksEqualOneRank) {
     EXPECT_LT(relative_error(d.global_grad.data(), s.global_grad.data(), s.global_grad.size()),
               tol)
         << c.name << " step " << step;
-    dist.step(0.1, 0.9, 5e-4);
-    single.step(0.1, 0.9, 5e-4);
+    dist.step(0.1);
+    single.step(0.1);
     const std::vector<double> wd = host_doubles(dist.gather_global_weight());
     const std::vector<double> ws = host_doubles(single.gather_global_weight());
     EXPECT_LT(relative_error(wd.data(), ws.data(), ws.size()), tol / 10)
@@ -415,7 +443,15 @@ INSTANTIATE_TEST_SUITE_P(
                       WorldCase{"dp_f64", PfcMethod::dp, 1.0, false, LabelRule::spread,
                                 DType::f64},
                       WorldCase{"pfc_injected_f64", PfcMethod::pfc, 0.1, true, LabelRule::spread,
-                                DType::f64}),
+                                DType::f64},
+                      WorldCase{"mp_adamw", PfcMethod::mp, 1.0, false, LabelRule::spread,
+                                DType::f32, OptimizerKind::adamw},
+                      WorldCase{"dp_adamw", PfcMethod::dp, 1.0, false, LabelRule::spread,
+                                DType::f32, OptimizerKind::adamw},
+                      WorldCase{"pfc_injected_adamw", PfcMethod::pfc, 0.1, true,
+                                LabelRule::spread, DType::f32, OptimizerKind::adamw},
+                      WorldCase{"pfc_injected_adamw_f64", PfcMethod::pfc, 0.1, true,
+                                LabelRule::spread, DType::f64, OptimizerKind::adamw}),
     [](const auto& info) { return info.param.name; });
 
 // MP, DP and PFC at sample rate 1 are the same function and the same update.
@@ -425,8 +461,9 @@ TEST_F(PartialFcTest, MpDpAndPfcAtSampleRateOneAgree) {
   PartialFc dp(*backend, world_comm, options(p, PfcMethod::dp, 1.0));
   PartialFc pf(*backend, world_comm, options(p, PfcMethod::pfc, 1.0));
   auto global_momentum = [&](PartialFc& fc) {
-    if (fc.options().method == PfcMethod::dp) return host_values(fc.momentum());
-    return host_values(gather_class_shards(*backend, world_comm, fc.layout(), fc.momentum()));
+    const Tensor& m = fc.optimizer_state().moments[0];
+    if (fc.options().method == PfcMethod::dp) return host_values(m);
+    return host_values(gather_class_shards(*backend, world_comm, fc.layout(), m));
   };
   for (std::int64_t step = 0; step < 2; ++step) {
     const Outcome a = run_distributed(mp, p, step);
@@ -442,7 +479,7 @@ TEST_F(PartialFcTest, MpDpAndPfcAtSampleRateOneAgree) {
                 1e-5)
           << name << " step " << step;
     }
-    for (PartialFc* fc : {&mp, &dp, &pf}) fc->step(0.1, 0.9, 5e-4);
+    for (PartialFc* fc : {&mp, &dp, &pf}) fc->step(0.1);
     const std::vector<float> w = host_values(mp.gather_global_weight());
     const std::vector<float> m = global_momentum(mp);
     for (PartialFc* other : {&dp, &pf}) {
@@ -467,14 +504,15 @@ TEST_F(PartialFcTest, SparseUpdateLeavesUnsampledRowsAndMomentumAlone) {
     const std::int64_t emb = p.emb;
     for (std::int64_t step = 0; step < 3; ++step) {
       run_distributed(fc, p, step);
-      const std::vector<double> w0 = host_doubles(fc.weight()), m0 = host_doubles(fc.momentum());
+      const Tensor& momentum = fc.optimizer_state().moments[0];
+      const std::vector<double> w0 = host_doubles(fc.weight()), m0 = host_doubles(momentum);
       const std::vector<double> g = host_doubles(fc.shard_weight_grad());
       const std::vector<std::int64_t> sampled = fc.sampled_index();
       EXPECT_EQ(static_cast<std::int64_t>(sampled.size()), fc.layout().num_sample);
-      fc.step(lr, mu, wd);
+      fc.step(lr);
       EXPECT_EQ(fc.weight().dtype(), dtype);
-      EXPECT_EQ(fc.momentum().dtype(), dtype);
-      const std::vector<double> w1 = host_doubles(fc.weight()), m1 = host_doubles(fc.momentum());
+      EXPECT_EQ(momentum.dtype(), dtype);
+      const std::vector<double> w1 = host_doubles(fc.weight()), m1 = host_doubles(momentum);
       for (std::int64_t row = 0; row < fc.layout().num_local; ++row) {
         const bool used = std::binary_search(sampled.begin(), sampled.end(), row);
         for (std::int64_t j = 0; j < emb; ++j) {
@@ -493,7 +531,7 @@ TEST_F(PartialFcTest, SparseUpdateLeavesUnsampledRowsAndMomentumAlone) {
         }
       }
     }
-    EXPECT_THROW(fc.step(lr, mu, wd), Error);  // no new gradient since the last step
+    EXPECT_THROW(fc.step(lr), Error);  // no new gradient since the last step
   }
 }
 
@@ -513,6 +551,102 @@ TEST_F(PartialFcTest, F64ClassifierRefusesMixedTypes) {
   Tensor f32_embeddings = backend->zeros({p.batch, p.emb}, DType::f32, MemoryPurpose::data);
   Tensor grad;
   EXPECT_THROW(fc.forward_backward(f32_embeddings, labels, grad, 0), Error);
+}
+
+// AdamW on the sampled rows: their weights and both moments follow torch.optim.AdamW with the
+// table's update count as t; every other row and its moments stay bit for bit as they were.
+TEST_F(PartialFcTest, SparseAdamWLeavesUnsampledRowsAndMomentsAlone) {
+  const Problem p = make_problem(80, 2, 6, world, LabelRule::spread, 23);
+  PartialFcOptions o = options(p, PfcMethod::pfc, 0.2);
+  o.optimizer.kind = OptimizerKind::adamw;
+  o.optimizer.weight_decay = 0.1;
+  PartialFc fc(*backend, world_comm, o);
+  const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.1;
+  const std::int64_t emb = p.emb;
+  OptimizerState& state = fc.optimizer_state();
+  for (std::int64_t step = 0; step < 3; ++step) {
+    run_distributed(fc, p, step);
+    const std::vector<float> w0 = host_values(fc.weight());
+    const std::vector<float> m0 = host_values(state.moments[0]);
+    const std::vector<float> v0 = host_values(state.moments[1]);
+    const std::vector<float> g = host_values(fc.shard_weight_grad());
+    const std::vector<std::int64_t> sampled = fc.sampled_index();
+    fc.step(lr);
+    EXPECT_EQ(state.updates, step + 1);
+    const double t = static_cast<double>(step + 1);
+    const double step_size = lr / (1.0 - std::pow(b1, t));
+    const double bias2_sqrt = std::sqrt(1.0 - std::pow(b2, t));
+    const std::vector<float> w1 = host_values(fc.weight());
+    const std::vector<float> m1 = host_values(state.moments[0]);
+    const std::vector<float> v1 = host_values(state.moments[1]);
+    for (std::int64_t row = 0; row < fc.layout().num_local; ++row) {
+      const bool used = std::binary_search(sampled.begin(), sampled.end(), row);
+      for (std::int64_t j = 0; j < emb; ++j) {
+        const std::size_t i = static_cast<std::size_t>(row * emb + j);
+        if (used) {
+          // Each bound is f32 rounding of the terms summed, which may cancel, with a floor for
+          // the subnormal squares of tiny gradients.
+          const double m = b1 * m0[i] + (1 - b1) * g[i];
+          const double v = b2 * v0[i] + (1 - b2) * g[i] * g[i];
+          const double shift = step_size * m / (std::sqrt(v) / bias2_sqrt + eps);
+          const double w = w0[i] * (1 - lr * wd) - shift;
+          const double m_scale = std::abs(b1 * m0[i]) + std::abs((1 - b1) * g[i]);
+          ASSERT_NEAR(m1[i], m, 1e-6 * m_scale + 1e-30) << "row " << row;
+          ASSERT_NEAR(v1[i], v, 1e-6 * v + 1e-30) << "row " << row;
+          ASSERT_NEAR(w1[i], w, 1e-6 * (std::abs(w0[i]) + std::abs(shift))) << "row " << row;
+        } else {
+          ASSERT_EQ(w1[i], w0[i]) << "unsampled row " << row << " step " << step;
+          ASSERT_EQ(m1[i], m0[i]) << "unsampled row " << row << " step " << step;
+          ASSERT_EQ(v1[i], v0[i]) << "unsampled row " << row << " step " << step;
+        }
+      }
+    }
+  }
+}
+
+// gradient_acc: two micro-batches with their own labels and draws. The step's centre gradient
+// is the sum of theirs over the union of the rows they used, and the update moves exactly the
+// rows in that union.
+TEST_F(PartialFcTest, AccumulatedGradientCoversTheRowsOfEveryMicroBatch) {
+  const Problem a = make_problem(200, 2, 6, world, LabelRule::spread, 31);
+  const Problem b = make_problem(200, 2, 6, world, LabelRule::spread, 32);
+  for (auto [method, rate] : {std::pair{PfcMethod::pfc, 0.1}, std::pair{PfcMethod::mp, 1.0},
+                              std::pair{PfcMethod::dp, 1.0}}) {
+    const std::string name(pfc_method_name(method));
+    PartialFc alone(*backend, world_comm, options(a, method, rate));
+    const Outcome ga = run_distributed(alone, a, 0);
+    const std::vector<std::int64_t> rows_a = alone.sampled_index();
+    const Outcome gb = run_distributed(alone, b, 1);
+    const std::vector<std::int64_t> rows_b = alone.sampled_index();
+
+    PartialFc acc(*backend, world_comm, options(a, method, rate));
+    const Outcome first = run_distributed(acc, a, 0);
+    const Outcome sum = run_distributed(acc, b, 1, CentreGradient::accumulate);
+    EXPECT_EQ(first.loss, ga.loss) << name;
+    EXPECT_EQ(sum.loss, gb.loss) << name;
+    EXPECT_EQ(sum.embeddings_grad, gb.embeddings_grad) << name;
+    std::vector<std::int64_t> rows;
+    std::set_union(rows_a.begin(), rows_a.end(), rows_b.begin(), rows_b.end(),
+                   std::back_inserter(rows));
+    EXPECT_EQ(acc.sampled_index(), rows) << name;
+    if (method == PfcMethod::pfc) EXPECT_GT(rows.size(), rows_a.size()) << "draws differ";
+    // f32 sums, compared in the f32 they were made in.
+    for (std::size_t i = 0; i < sum.global_grad.size(); ++i)
+      ASSERT_EQ(static_cast<float>(sum.global_grad[i]),
+                static_cast<float>(ga.global_grad[i]) + static_cast<float>(gb.global_grad[i]))
+          << name << " element " << i;
+
+    const std::vector<float> before = host_values(acc.weight());
+    acc.step(0.1);
+    const std::vector<float> after = host_values(acc.weight());
+    for (std::int64_t row = 0; row < acc.layout().num_local; ++row) {
+      const bool used = std::binary_search(rows.begin(), rows.end(), row);
+      const auto at = static_cast<std::size_t>(row * a.emb);
+      const bool moved = !std::equal(before.begin() + at, before.begin() + at + a.emb,
+                                     after.begin() + at);
+      EXPECT_EQ(moved, used) << name << " row " << row;
+    }
+  }
 }
 
 // The draw depends on (seed, step, rank) only: a resumed run samples what the first did.

@@ -221,6 +221,57 @@ std::vector<OperandCase> operand_check_cases() {
                 g = t(b, {2, 4}, DType::f32), i = t(b, {2}, DType::i64);
          b.sgd_update_rows(w, m, i, g, 0.1, 0.9, 0.0);
        }},
+      {"adamw f32, dense and by rows",
+       [](Backend& b) {
+         Tensor w = t(b, {6, 3}, DType::f32), m = t(b, {6, 3}, DType::f32),
+                v = t(b, {6, 3}, DType::f32), g = t(b, {6, 3}, DType::f32),
+                rows = t(b, {2, 3}, DType::f32), i = t(b, {2}, DType::i64);
+         b.adamw_update(w, g, m, v, AdamWParams{});
+         b.adamw_update_rows(w, m, v, i, rows, AdamWParams{});
+       }},
+      {"adamw of an f16 gradient",
+       [](Backend& b) {
+         Tensor w = t(b, {6}, DType::f32), g = t(b, {6}, DType::f16), m = t(b, {6}, DType::f32),
+                v = t(b, {6}, DType::f32);
+         b.adamw_update(w, g, m, v, AdamWParams{});
+       }},
+      {"adamw f64 masters",
+       [](Backend& b) {
+         Tensor w = t(b, {6}, DType::f64), g = t(b, {6}, DType::f64), m = t(b, {6}, DType::f64),
+                v = t(b, {6}, DType::f64);
+         b.adamw_update(w, g, m, v, AdamWParams{});
+       }},
+      {"adamw with a second moment of another shape",
+       [](Backend& b) {
+         Tensor w = t(b, {6}, DType::f32), g = t(b, {6}, DType::f32), m = t(b, {6}, DType::f32),
+                v = t(b, {5}, DType::f32);
+         b.adamw_update(w, g, m, v, AdamWParams{});
+       }},
+      {"adamw rows of the wrong width",
+       [](Backend& b) {
+         Tensor w = t(b, {6, 3}, DType::f32), m = t(b, {6, 3}, DType::f32),
+                v = t(b, {6, 3}, DType::f32), g = t(b, {2, 4}, DType::f32),
+                i = t(b, {2}, DType::i64);
+         b.adamw_update_rows(w, m, v, i, g, AdamWParams{});
+       }},
+      {"inter-class filter f32 and its backward",
+       [](Backend& b) {
+         Tensor cos = t(b, {4, 7}, DType::f32), label = t(b, {4}, DType::i64),
+                keep = t(b, {4, 7}, DType::u8);
+         b.interclass_filter(cos, label, 0.2, keep);
+         b.interclass_filter_backward(cos, keep);
+       }},
+      {"inter-class filter with an f32 mask",
+       [](Backend& b) {
+         Tensor cos = t(b, {4, 7}, DType::f32), label = t(b, {4}, DType::i64),
+                keep = t(b, {4, 7}, DType::f32);
+         b.interclass_filter(cos, label, 0.2, keep);
+       }},
+      {"inter-class filter backward of a mask of another shape",
+       [](Backend& b) {
+         Tensor grad = t(b, {4, 7}, DType::f32), keep = t(b, {4, 6}, DType::u8);
+         b.interclass_filter_backward(grad, keep);
+       }},
   };
 }
 

@@ -18,7 +18,7 @@ TEST(ConfigKeys, NamesAreUniqueAndDocumented) {
     EXPECT_FALSE(key.doc.empty()) << key.name;
     EXPECT_EQ(find_config_key(key.name), &key);
   }
-  EXPECT_EQ(names.size(), 43u);  // a new Config member needs a row in the table
+  EXPECT_EQ(names.size(), 47u);  // a new Config member needs a row in the table
   EXPECT_EQ(find_config_key("batchsize"), nullptr);
 }
 
@@ -49,6 +49,10 @@ TEST(ConfigKeys, DescribesTypesAndLimits) {
   EXPECT_EQ(describe_limits(*find_config_key("method")), "one of dp|mp|pfc");
   EXPECT_EQ(describe_limits(*find_config_key("output")), "not empty");
   EXPECT_EQ(describe_limits(*find_config_key("widths")), "exactly 4 elements, each >= 1");
+  EXPECT_EQ(describe_limits(*find_config_key("optimizer")), "one of sgd|adamw");
+  EXPECT_EQ(describe_limits(*find_config_key("gradient_acc")), ">= 1");
+  EXPECT_EQ(describe_limits(*find_config_key("interclass_filtering_threshold")), "in [0, 1)");
+  EXPECT_EQ(describe_limits(*find_config_key("lr_scaling")), "one of batch/512|none");
 }
 
 TEST(ConfigKeys, ConfigToTomlWritesEveryKeyOnceInTableOrder) {
@@ -65,7 +69,7 @@ TEST(ConfigKeys, ConfigToTomlWritesEveryKeyOnceInTableOrder) {
 
 TEST(ConfigKeys, DocumentedTomlCommentsEachKey) {
   const std::string text = config_to_toml(Config{}, ConfigComments::kDocs);
-  EXPECT_NE(text.find("# SGD momentum (a number; in [0, 1))\nmomentum = 0.9\n"),
+  EXPECT_NE(text.find("# SGD momentum (unused by adamw) (a number; in [0, 1))\nmomentum = 0.9\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("(a boolean)\nfp16 = true\n"), std::string::npos) << text;

@@ -1,5 +1,6 @@
 // arcface_torch's config files: the statement reader (every form its configs use, and the
 // code it must refuse) and the import over base.py with its translations into pfc's keys.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -218,14 +219,24 @@ config.resume = False
 config.save_all_states = False
 config.output = "ms1mv3_arcface_r50"
 config.embedding_size = 512
+# Partial FC
 config.sample_rate = 1
+config.interclass_filtering_threshold = 0
 config.fp16 = False
 config.batch_size = 128
+# For SGD
+config.optimizer = "sgd"
 config.lr = 0.1
 config.momentum = 0.9
 config.weight_decay = 5e-4
+# For AdamW
+# config.optimizer = "adamw"
+# config.lr = 0.001
+# config.weight_decay = 0.1
 config.frequent = 10
 config.dali = False
+# Gradient ACC
+config.gradient_acc = 1
 config.seed = 2048
 config.num_workers = 2
 config.wandb_key = "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"
@@ -263,12 +274,19 @@ config.warmup_epoch = config.num_epoch // 10
   EXPECT_EQ(cfg.batch_size, 128);  // from base.py
   EXPECT_EQ(cfg.data_workers, 2);  // num_workers
   EXPECT_EQ(cfg.lr_schedule, "polynomial");
+  EXPECT_EQ(cfg.lr_scaling, "none");  // train_v2.py's lr is the rate applied
   EXPECT_EQ(cfg.device, "cuda");
   EXPECT_EQ(cfg.margin_list, (std::array<double, 3>{1.0, 0.5, 0.0}));
+  // base.py's optimiser keys are pfc's own (its integer threshold 0 reads as a number).
+  EXPECT_EQ(cfg.optimizer, "sgd");
+  EXPECT_EQ(cfg.gradient_acc, 1);
+  EXPECT_EQ(cfg.interclass_filtering_threshold, 0.0);
   ASSERT_EQ(cfg.notes.size(), 1u);
   for (const char* key : {"dali (", "save_all_states (", "wandb_key (", "suffix_run_name (",
                           "using_wandb ("})
     EXPECT_NE(cfg.notes[0].find(key), std::string::npos) << cfg.notes[0];
+  for (const char* key : {"optimizer", "gradient_acc", "interclass_filtering_threshold"})
+    EXPECT_EQ(cfg.notes[0].find(key), std::string::npos) << cfg.notes[0];
 
   // The source text is TOML that reads back to the same config (checkpoints keep it).
   const Config again = parse_config(cfg.source_text, "source_text", {});
@@ -277,6 +295,39 @@ config.warmup_epoch = config.num_epoch // 10
   EXPECT_EQ(again.data_workers, 2);
   EXPECT_EQ(again.lr_schedule, "polynomial");
   EXPECT_NE(cfg.source_text.find("ms1mv3_r18.py:4"), std::string::npos) << cfg.source_text;
+}
+
+// The optimiser keys of train_v2.py's configs (wf42m_pfc03_40epoch_8gpu_vit_t.py's AdamW and
+// gradient accumulation, wf12m_*_filter04's filtering) are pfc's own, and override base.py's.
+TEST_F(ArcfaceConfig, OptimiserKeysAreRead) {
+  const fs::path file = write("wf12m_adamw_acc.py", with_header(R"(
+config.optimizer = "adamw"
+config.lr = 0.001
+config.weight_decay = 0.1
+config.gradient_acc = 12 # total batchsize is 256 * 12
+config.interclass_filtering_threshold = 0.4
+config.num_classes = 617970
+config.num_image = 12720066
+config.num_epoch = 20
+)"));
+  const Config cfg = load_config(file.string(), {});
+  EXPECT_EQ(cfg.optimizer, "adamw");
+  EXPECT_DOUBLE_EQ(cfg.lr, 0.001);
+  EXPECT_DOUBLE_EQ(cfg.weight_decay, 0.1);
+  EXPECT_EQ(cfg.gradient_acc, 12);
+  EXPECT_DOUBLE_EQ(cfg.interclass_filtering_threshold, 0.4);
+  EXPECT_EQ(cfg.lr_scaling, "none");
+  // Bad values are refused naming the key and the file's line.
+  for (const auto& [line, key] : {std::pair{"config.optimizer = \"lamb\"\n", "optimizer"},
+                                  std::pair{"config.gradient_acc = 0\n", "gradient_acc"},
+                                  std::pair{"config.interclass_filtering_threshold = 1\n",
+                                            "interclass_filtering_threshold"}}) {
+    const fs::path bad = write("bad.py", with_header(line));
+    const std::string message = test::usage_error([&] { load_config(bad.string(), {}); });
+    EXPECT_NE(message.find(fmt::format("key '{}' in {}:3", key, bad.string())),
+              std::string::npos)
+        << message;
+  }
 }
 
 TEST_F(ArcfaceConfig, OldStyleKeysAreTranslated) {

@@ -47,6 +47,18 @@ TEST(ConfigValidate, EachLimitIsReported) {
        "key 'synthetic_labels' in --set synthetic_labels=zipf must be one of constant|uniform, "
        "got \"zipf\""},
       {{"rec="}, "key 'rec' in --set rec= must not be empty, got \"\""},
+      {{"optimizer=adam"},
+       "key 'optimizer' in --set optimizer=adam must be one of sgd|adamw, got \"adam\""},
+      {{"gradient_acc=0"}, "key 'gradient_acc' in --set gradient_acc=0 must be >= 1, got 0"},
+      {{"interclass_filtering_threshold=1"},
+       "key 'interclass_filtering_threshold' in --set interclass_filtering_threshold=1 must be "
+       "in [0, 1), got 1.0"},
+      {{"interclass_filtering_threshold=-0.1"},
+       "key 'interclass_filtering_threshold' in --set interclass_filtering_threshold=-0.1 must "
+       "be in [0, 1), got -0.1"},
+      {{"lr_scaling=linear"},
+       "key 'lr_scaling' in --set lr_scaling=linear must be one of batch/512|none, got "
+       "\"linear\""},
       {{"widths=[8,16,32]"},
        "key 'widths' in --set widths=[8,16,32] must have exactly 4 elements, got [8, 16, 32]"},
       {{"widths=[8,0,16,32]"},

@@ -20,11 +20,12 @@ Tensor filled(const Shape& shape, float value) {
 Checkpoint good_checkpoint() {
   Checkpoint c;
   c.parameters = {{"conv1.weight", filled({4, 3, 3, 3}, 0.5f)}};
-  c.momentum = {{"conv1.weight", filled({4, 3, 3, 3}, -0.25f)}};
+  c.moments = {{"exp_avg", {{"conv1.weight", filled({4, 3, 3, 3}, -0.25f)}}},
+               {"exp_avg_sq", {{"conv1.weight", filled({4, 3, 3, 3}, 0.0625f)}}}};
   c.buffers = {{"bn1.running_var", filled({4}, 1.0f)}};
   c.shard.class_start = 100;
   c.shard.weight = filled({3, 5}, 0.01f);
-  c.shard.momentum = filled({3, 5}, 0.0f);
+  c.shard.moments = {{"exp_avg", filled({3, 5}, 0.0f)}, {"exp_avg_sq", filled({3, 5}, 0.0f)}};
   c.state.loss_scale = 128.0;
   return c;
 }
@@ -53,10 +54,17 @@ TEST(CheckpointValues, NonFiniteOrHugeValuesAreNamed) {
   c.buffers[0].value.data<float>()[2] = -std::numeric_limits<float>::infinity();
   EXPECT_EQ(refusal(c), "checkpoint 'x': backbone buffer 'bn1.running_var' element 2 is -inf");
 
+  // Every optimiser moment, by its name (AdamW's two here).
   c = good_checkpoint();
-  c.momentum[0].value.data<float>()[0] = std::numeric_limits<float>::infinity();
-  EXPECT_NE(refusal(c).find("momentum of backbone parameter 'conv1.weight' element 0 is +inf"),
+  c.moments[1].tensors[0].value.data<float>()[0] = std::numeric_limits<float>::infinity();
+  EXPECT_NE(refusal(c).find("exp_avg_sq of backbone parameter 'conv1.weight' element 0 is +inf"),
             std::string::npos);
+
+  c = good_checkpoint();
+  c.shard.moments[0].value.data<float>()[2 * 5] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_NE(refusal(c).find("the exp_avg of the class centre of class 102 (element 0) is NaN"),
+            std::string::npos)
+      << refusal(c);
 
   c = good_checkpoint();
   c.shard.weight.data<float>()[1 * 5 + 4] = 3.4e38f;

@@ -169,5 +169,34 @@ TEST(MetaBackend, ElementwiseWorkIsPerElement) {
   EXPECT_EQ(meta.tally().total().calls, 2);
 }
 
+// AdamW reads w, g and both moments and writes w and the moments; by rows, only the rows the
+// gradient has. The filter reads the cosines and writes them and the u8 mask.
+TEST(MetaBackend, AdamWAndTheFilterCountTheirStreams) {
+  MetaBackend meta(BackendKind::cpu);
+  const auto f32 = [&](const Shape& s) {
+    return meta.empty(s, DType::f32, MemoryPurpose::optimizer);
+  };
+  Tensor w = f32({10, 4}), g = f32({10, 4}), m = f32({10, 4}), v = f32({10, 4});
+  meta.adamw_update(w, g, m, v, AdamWParams{});
+  Tensor rows = f32({3, 4});
+  Tensor index = meta.empty({3}, DType::i64, MemoryPurpose::workspace);
+  meta.adamw_update_rows(w, m, v, index, rows, AdamWParams{});
+  Tensor cos = f32({2, 5});
+  Tensor labels = meta.empty({2}, DType::i64, MemoryPurpose::workspace);
+  Tensor keep = meta.empty({2, 5}, DType::u8, MemoryPurpose::activations);
+  meta.interclass_filter(cos, labels, 0.1, keep);
+  meta.interclass_filter_backward(cos, keep);
+  const auto& by = meta.tally().by_primitive();
+  EXPECT_EQ(by.at("adamw_update").bytes_read, 4 * 160);
+  EXPECT_EQ(by.at("adamw_update").bytes_written, 3 * 160);
+  EXPECT_EQ(by.at("adamw_update_rows").bytes_written, 3 * 48);
+  EXPECT_EQ(by.at("adamw_update_rows").bytes_read, 48 + 24 + 3 * 48);
+  EXPECT_EQ(by.at("interclass_filter").bytes_written, 40 + 10);
+  EXPECT_EQ(by.at("interclass_filter_backward").bytes_read, 40 + 10);
+  AdamWParams bad;
+  bad.step = 0;
+  EXPECT_THROW(meta.adamw_update(w, g, m, v, bad), Error);
+}
+
 }  // namespace
 }  // namespace pfc

@@ -37,8 +37,9 @@ TEST(MetaOperandChecks, AcceptAndRefuseAsTheCpuBackendDoes) {
 }
 
 TEST(MetaOperandChecks, PlanningCudaTakesTheCudaRules) {
-  // What the CUDA backend refuses of these (f64 compute, f64 parameters, a cast from i32, shapes
-  // that do not fit) and accepts (f16 compute, f16 GEMM output, mixed f16/f32 operands).
+  // What the CUDA backend refuses of these (f64 compute, f64 parameters and masters, a cast
+  // from i32, a mask that is not u8, shapes that do not fit) and accepts (f16 compute, f16 GEMM
+  // output, mixed f16/f32 operands).
   const std::set<std::string> refused = {
       "copy of another length", "copy f32 -> f16", "cast i32 -> f32", "fill_normal f16",
       "conv f64", "conv with an OIHW filter", "grouped conv with a dense filter",
@@ -47,7 +48,10 @@ TEST(MetaOperandChecks, PlanningCudaTakesTheCudaRules) {
       "scale f64", "add of two shapes", "gemm with inner dimensions that differ",
       "add_row_vector of a short bias", "l2 of f64 rows, f32 norms", "gather with an i32 index",
       "gather into too many rows", "margin softmax of no global batch",
-      "sgd rows of the wrong width"};
+      "sgd rows of the wrong width", "adamw f64 masters",
+      "adamw with a second moment of another shape", "adamw rows of the wrong width",
+      "inter-class filter with an f32 mask",
+      "inter-class filter backward of a mask of another shape"};
   MetaBackend meta(BackendKind::cuda);
   for (const test::OperandCase& c : test::operand_check_cases())
     EXPECT_EQ(test::refuses(meta, c), refused.count(c.name) == 1) << c.name;

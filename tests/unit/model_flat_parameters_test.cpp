@@ -1,9 +1,10 @@
-// flatten_parameters on a small IResNet: every trainable parameter's value, grad, momentum and
-// working copy become views of the flat buffers with their contents and shapes kept, the
-// parameters with working copies first (fp16 mode: the convolutions' f16 copies); an f64 run
-// flattens f64 masters, gradients and momenta and has no working copies; the frozen
-// features.weight stays out; a backward pass through the views, one flat SGD update and one
-// flat refresh give bit for bit what the per-tensor forms give.
+// flatten_parameters on a small IResNet: every trainable parameter's value, grad and working
+// copy become views of the flat buffers with their contents and shapes kept, the parameters
+// with working copies first (fp16 mode: the convolutions' f16 copies), and view_of finds each
+// one's part of a buffer of the same layout (an optimiser moment); an f64 run flattens f64
+// masters and gradients and has no working copies; the frozen features.weight stays out; a
+// backward pass through the views, one flat SGD update and one flat refresh give bit for bit
+// what the per-tensor forms give.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -126,6 +127,7 @@ TEST(FlatParameters, ViewsKeepShapesAndContentsWithWorkingCopiesFirst) {
   for (const Parameter* p : model.parameters()) shapes.push_back(p->value.shape());
 
   FlatParameters flat = flatten_parameters(*be, model.parameters());
+  const Tensor moment = be->zeros(flat.value.shape(), DType::f32, MemoryPurpose::optimizer);
   ASSERT_TRUE(flat.working.defined());
   EXPECT_EQ(flat.working.dtype(), DType::f16);
   EXPECT_EQ(flat.value.dtype(), DType::f32);
@@ -143,12 +145,12 @@ TEST(FlatParameters, ViewsKeepShapesAndContentsWithWorkingCopiesFirst) {
     EXPECT_EQ(p.value.shape(), shapes[i]) << p.name;
     if (!p.trainable) continue;
     EXPECT_EQ(p.grad.shape(), shapes[i]) << p.name;
-    EXPECT_EQ(p.momentum.shape(), shapes[i]) << p.name;
+    EXPECT_EQ(flat.view_of(p, moment).shape(), shapes[i]) << p.name;
     ASSERT_TRUE(inside(p.value, flat.value)) << p.name;
     const std::ptrdiff_t offset = offset_in(p.value, flat.value);
     EXPECT_EQ(offset % 64, 0) << p.name;
     EXPECT_EQ(offset_in(p.grad, flat.grad), offset) << p.name;
-    EXPECT_EQ(offset_in(p.momentum, flat.momentum), offset) << p.name;
+    EXPECT_EQ(offset_in(flat.view_of(p, moment), moment), offset) << p.name;
     if (p.working.defined()) {
       ++with_copies;
       EXPECT_TRUE(inside(p.value, flat.working_values)) << p.name;
@@ -157,13 +159,11 @@ TEST(FlatParameters, ViewsKeepShapesAndContentsWithWorkingCopiesFirst) {
     } else {
       EXPECT_FALSE(inside(p.value, flat.working_values)) << p.name;
     }
-    for (std::int64_t k = 0; k < p.momentum.numel(); ++k)
-      ASSERT_EQ(p.momentum.data<float>()[k], 0.0f) << p.name;
   }
   EXPECT_GT(with_copies, 0);
 }
 
-// An f64 run: masters, gradients and momenta f64 in the flat buffers, no working copies.
+// An f64 run: masters and gradients f64 in the flat buffers, no working copies.
 TEST(FlatParameters, F64RunFlattensF64MastersWithoutWorkingCopies) {
   auto be = make_backend(BackendKind::cpu, 0);
   IResNet model(*be, tiny_options(DType::f64));
@@ -172,8 +172,7 @@ TEST(FlatParameters, F64RunFlattensF64MastersWithoutWorkingCopies) {
   const Snapshot before = snapshot(model);
   FlatParameters flat = flatten_parameters(*be, model.parameters());
   EXPECT_FALSE(flat.working.defined());
-  for (const Tensor* t : {&flat.value, &flat.grad, &flat.momentum})
-    EXPECT_EQ(t->dtype(), DType::f64);
+  for (const Tensor* t : {&flat.value, &flat.grad}) EXPECT_EQ(t->dtype(), DType::f64);
   const Snapshot after = snapshot(model);
   for (std::size_t i = 0; i < model.parameters().size(); ++i) {
     const Parameter& p = *model.parameters()[i];
@@ -181,7 +180,6 @@ TEST(FlatParameters, F64RunFlattensF64MastersWithoutWorkingCopies) {
     EXPECT_FALSE(p.working.defined()) << p.name;
     EXPECT_EQ(before.value[i], after.value[i]) << p.name;
     EXPECT_EQ(before.grad[i], after.grad[i]) << p.name;
-    if (p.trainable) EXPECT_TRUE(inside(p.momentum, flat.momentum)) << p.name;
   }
 }
 
@@ -194,11 +192,12 @@ TEST(FlatParameters, FrozenParameterStaysOut) {
   EXPECT_FALSE(inside(frozen.value, flat.value));
   EXPECT_FALSE(inside(frozen.grad, flat.grad));
   EXPECT_FALSE(inside(frozen.working, flat.working));
-  EXPECT_FALSE(frozen.momentum.defined());
+  Tensor momentum = be->zeros(flat.value.shape(), DType::f32, MemoryPurpose::optimizer);
+  EXPECT_THROW(flat.view_of(frozen, momentum), Error);
 
   // A step over the flat buffers leaves it at 1.
   be->fill(flat.grad, 1.0);
-  be->sgd_update(flat.value, flat.grad, flat.momentum, kLr, kMomentum, kDecay);
+  be->sgd_update(flat.value, flat.grad, momentum, kLr, kMomentum, kDecay);
   for (std::int64_t k = 0; k < frozen.value.numel(); ++k)
     EXPECT_EQ(frozen.value.data<float>()[k], 1.0f);
 }
@@ -210,14 +209,16 @@ TEST(FlatParameters, WritesThroughTheFlatBuffersShowInTheParameters) {
   FlatParameters flat = flatten_parameters(*be, model.parameters());
   be->fill(flat.value, 2.0);
   be->fill(flat.grad, 3.0);
-  be->fill(flat.momentum, 4.0);
+  Tensor moment = be->empty(flat.value.shape(), DType::f32, MemoryPurpose::optimizer);
+  be->fill(moment, 4.0);
   be->fill(flat.working, 5.0);
   for (const Parameter* p : model.parameters()) {
     if (!p->trainable) continue;
+    const Tensor moment_view = flat.view_of(*p, moment);
     for (std::int64_t k = 0; k < p->value.numel(); ++k) {
       ASSERT_EQ(p->value.data<float>()[k], 2.0f) << p->name;
       ASSERT_EQ(p->grad.data<float>()[k], 3.0f) << p->name;
-      ASSERT_EQ(p->momentum.data<float>()[k], 4.0f) << p->name;
+      ASSERT_EQ(moment_view.data<float>()[k], 4.0f) << p->name;
       if (p->working.defined())
         ASSERT_EQ(p->working.data<Half>()[k].to_float(), 5.0f) << p->name;
     }
@@ -251,19 +252,23 @@ TEST(FlatParameters, OneUpdateAndOneRefreshEqualThePerTensorForms) {
     IResNet model(*be, tiny_options(activations));
     flat_model.initialize(7);
     model.initialize(7);
+    std::vector<Tensor> momenta;  // model's, one per parameter
     for (Parameter* p : model.parameters())
-      if (p->trainable)
-        p->momentum = be->zeros(p->value.shape(), p->value.dtype(), MemoryPurpose::optimizer);
+      momenta.push_back(be->zeros(p->value.shape(), p->value.dtype(), MemoryPurpose::optimizer));
     FlatParameters flat = flatten_parameters(*be, flat_model.parameters());
+    Tensor flat_momentum =
+        be->zeros(flat.value.shape(), flat.value.dtype(), MemoryPurpose::optimizer);
     EXPECT_EQ(flat.working.defined(), activations == DType::f16);
 
     for (int step = 0; step < 3; ++step) {
       compute_gradients(flat_model, *be, step);
       compute_gradients(model, *be, step);
-      be->sgd_update(flat.value, flat.grad, flat.momentum, kLr, kMomentum, kDecay);
+      be->sgd_update(flat.value, flat.grad, flat_momentum, kLr, kMomentum, kDecay);
       flat.refresh_working_copies(*be);
-      for (Parameter* p : model.parameters())
-        if (p->trainable) be->sgd_update(p->value, p->grad, p->momentum, kLr, kMomentum, kDecay);
+      for (std::size_t i = 0; i < model.parameters().size(); ++i) {
+        Parameter* p = model.parameters()[i];
+        if (p->trainable) be->sgd_update(p->value, p->grad, momenta[i], kLr, kMomentum, kDecay);
+      }
       model.refresh_working_copies();
 
       const Snapshot a = snapshot(flat_model);
@@ -274,7 +279,8 @@ TEST(FlatParameters, OneUpdateAndOneRefreshEqualThePerTensorForms) {
         ASSERT_EQ(a.value[i], b.value[i]) << p.name << " step " << step;
         ASSERT_EQ(a.working[i], b.working[i]) << p.name << " step " << step;
         if (p.trainable)
-          ASSERT_EQ(bytes_of(q.momentum), bytes_of(p.momentum)) << p.name << " step " << step;
+          ASSERT_EQ(bytes_of(flat.view_of(q, flat_momentum)), bytes_of(momenta[i]))
+              << p.name << " step " << step;
       }
     }
   }

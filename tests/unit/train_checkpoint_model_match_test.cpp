@@ -1,6 +1,6 @@
 // check_checkpoint_fits_model: a checkpoint of a shallower backbone is refused by a deeper one
 // (and the reverse), naming the first tensor that has no counterpart and the config keys that
-// differ; one of the same backbone fits.
+// differ; one of the same backbone fits; every optimiser moment is held to the model.
 #include <gtest/gtest.h>
 
 #include "backend/backend.h"
@@ -32,12 +32,13 @@ IResNetOptions options_of(const Config& cfg) {
   return o;
 }
 
-// What the trainer saves of a model: its parameters, their momentum and its buffers.
+// What the trainer saves of a model: its parameters, their SGD momentum and its buffers.
 Checkpoint saved_from(const IResNet& model, const Config& cfg, Backend& backend) {
   Checkpoint c;
+  c.moments.push_back({"momentum", {}});
   for (const Parameter* p : model.parameters()) {
     c.parameters.push_back({p->name, model.export_parameter(*p)});
-    if (p->trainable) c.momentum.push_back({p->name, model.export_parameter(*p)});
+    if (p->trainable) c.moments[0].tensors.push_back({p->name, model.export_parameter(*p)});
   }
   for (const Buffer* b : model.buffers()) c.buffers.push_back({b->name, backend.to_host(b->value)});
   c.state.config_toml = config_to_toml(cfg);
@@ -98,6 +99,23 @@ TEST(CheckpointModelMatch, AWiderBackboneNamesTheShapes) {
   EXPECT_NE(text.find("widths = [4, 8, 8, 8] in the checkpoint, [8, 8, 8, 8] now"),
             std::string::npos)
       << text;
+}
+
+// Each optimiser moment is checked by its name: an AdamW checkpoint whose second moment lacks a
+// parameter is refused, naming the moment.
+TEST(CheckpointModelMatch, EveryOptimiserMomentIsChecked) {
+  auto backend = make_backend(BackendKind::cpu, 0);
+  const Config cfg = custom_config({1, 1, 1, 1});
+  const IResNet model(*backend, options_of(cfg));
+  Checkpoint checkpoint = saved_from(model, cfg, *backend);
+  checkpoint.moments = {{"exp_avg", checkpoint.moments[0].tensors},
+                        {"exp_avg_sq", checkpoint.moments[0].tensors}};
+  EXPECT_NO_THROW(check_checkpoint_fits_model(checkpoint, model, cfg, "c"));
+  const std::string missing = checkpoint.moments[1].tensors.back().name;
+  checkpoint.moments[1].tensors.pop_back();
+  const std::string text =
+      test::usage_error([&] { check_checkpoint_fits_model(checkpoint, model, cfg, "c"); });
+  EXPECT_NE(text.find("the model's exp_avg_sq of '" + missing + "'"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
-// LrSchedule: the seed's step schedule and arcface_torch's polynomial one, step by step.
+// LrSchedule: the seed's step schedule and arcface_torch's polynomial one, step by step; the
+// base rate scaled by the global batch or as given; epochs counted in optimiser steps of
+// gradient_acc micro-batches.
 #include <gtest/gtest.h>
 
 #include "config/config.h"
@@ -91,6 +93,39 @@ TEST(LrSchedule, RejectsAnEpochSmallerThanOneGlobalBatch) {
   cfg.num_image = 1000;
   EXPECT_THROW(LrSchedule(cfg, 8), UsageError);
   EXPECT_NO_THROW(LrSchedule(cfg, 4));  // 512 per global batch: one step per epoch
+}
+
+// arcface_torch's wf42m_pfc02_16gpus_r100.py: lr 0.3 at 16 x 256 is the rate applied; with the
+// seed's rule it would be 0.3 x 4096 / 512 = 2.4.
+TEST(LrSchedule, NoScalingAppliesLrAsGiven) {
+  Config cfg = seed_config();
+  cfg.lr = 0.3;
+  cfg.batch_size = 256;
+  cfg.lr_scaling = "none";
+  const LrSchedule plain(cfg, 16);
+  EXPECT_DOUBLE_EQ(plain.base_lr(), 0.3);
+  EXPECT_DOUBLE_EQ(plain.lr(0), 0.3);
+  EXPECT_EQ(plain.base_lr_origin(), "lr 0.3 as given (lr_scaling = none)");
+  cfg.lr_scaling = "batch/512";
+  const LrSchedule scaled(cfg, 16);
+  EXPECT_DOUBLE_EQ(scaled.base_lr(), 2.4);
+  EXPECT_EQ(scaled.base_lr_origin(),
+            "lr 0.3 x global batch 4096 / 512 = 2.4 (lr_scaling = batch/512)");
+}
+
+// Two micro-batches per step: an epoch holds half as many optimiser steps, the decays come at
+// the same epochs, and the rate is that of one micro-batch's global batch.
+TEST(LrSchedule, GradientAccumulationCountsOptimiserSteps) {
+  Config cfg = seed_config();
+  cfg.gradient_acc = 2;
+  const LrSchedule schedule(cfg, 8);
+  EXPECT_DOUBLE_EQ(schedule.base_lr(), 0.2);
+  EXPECT_EQ(schedule.steps_per_epoch(), 488);  // 1 000 000 // 2048
+  EXPECT_EQ(schedule.total_steps(), 488 * 30);
+  EXPECT_DOUBLE_EQ(schedule.lr(4881), 0.2);  // 10 * 1e6 // 2048 = 4882
+  EXPECT_DOUBLE_EQ(schedule.lr(4882), 0.2 * 0.1);
+  cfg.num_image = 1024;  // one global batch: no whole step of two
+  EXPECT_THROW(LrSchedule(cfg, 8), UsageError);
 }
 
 TEST(LrSchedule, RejectsPolynomialWarmupAsLongAsTheRun) {

@@ -1,6 +1,7 @@
 // CPU pieces of the PartialFC head: L2 normalisation of embeddings and class centres, row
 // gather/scatter of sampled centres, and the margin softmax split into the steps between
-// which the ranks all-reduce (row max, then row sum). Row reductions accumulate in double.
+// which the ranks all-reduce (row max, then row sum), with arcface_torch's optional
+// inter-class filtering of negatives before it. Row reductions accumulate in double.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -184,6 +185,38 @@ void CpuBackend::softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
       if (label[b] >= 0) row[label[b]] -= T(1);
       for (std::int64_t j = 0; j < classes; ++j) row[j] *= k;
     }
+  });
+}
+
+void CpuBackend::interclass_filter(Tensor& cos, const Tensor& local_label, double threshold,
+                                   Tensor& keep) {
+  const char* op = "interclass_filter";
+  operand_check::interclass_filter(rules_, cos, local_label, keep);
+  const std::int64_t rows = cos.dim(0), classes = cos.dim(1);
+  const std::int64_t* label = checked_labels(local_label, rows, classes, op);
+  cpu::dispatch_float(cos.dtype(), op, "cos", [&](auto tag) {
+    using T = decltype(tag);
+    T* pc = cos.data<T>();
+    std::uint8_t* pk = keep.data<std::uint8_t>();
+    for (std::int64_t b = 0; b < rows; ++b)
+      for (std::int64_t j = 0; j < classes; ++j) {
+        const std::int64_t i = b * classes + j;
+        const bool filtered = j != label[b] && static_cast<double>(pc[i]) > threshold;
+        pk[i] = filtered ? 0 : 1;
+        if (filtered) pc[i] = T(0);
+      }
+  });
+}
+
+void CpuBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
+  const char* op = "interclass_filter_backward";
+  operand_check::interclass_filter_backward(rules_, grad, keep);
+  cpu::dispatch_float(grad.dtype(), op, "grad", [&](auto tag) {
+    using T = decltype(tag);
+    T* pg = grad.data<T>();
+    const std::uint8_t* pk = keep.data<std::uint8_t>();
+    for (std::int64_t i = 0; i < grad.numel(); ++i)
+      if (pk[i] == 0) pg[i] = T(0);
   });
 }
 

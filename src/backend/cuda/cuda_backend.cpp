@@ -28,6 +28,10 @@ const char* device_error_message(int code) {
       return "margin_logits: a local label is outside [-1, classes of the shard)";
     case kSoftmaxLabelOutOfRange:
       return "softmax_grad: a local label is outside [-1, classes of the shard)";
+    case kAdamWRowIndexOutOfRange:
+      return "adamw_update_rows: an index is outside the weight rows";
+    case kFilterLabelOutOfRange:
+      return "interclass_filter: a local label is outside [-1, classes of the shard)";
     default:
       return "a kernel reported an unknown error code";
   }

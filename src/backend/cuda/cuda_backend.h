@@ -98,11 +98,18 @@ class CudaBackend final : public Backend {
   void exp_and_row_sum(Tensor& logits, const Tensor& global_max, Tensor& row_sum) override;
   void softmax_grad(Tensor& exp_logits, const Tensor& global_sum, const Tensor& local_label,
                     double scale, std::int64_t global_batch, Tensor& target_prob) override;
+  void interclass_filter(Tensor& cos, const Tensor& local_label, double threshold,
+                         Tensor& keep) override;
+  void interclass_filter_backward(Tensor& grad, const Tensor& keep) override;
 
   void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                   double weight_decay) override;
   void sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g, double lr,
                        double momentum, double weight_decay) override;
+  void adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
+                    const AdamWParams& p) override;
+  void adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index, const Tensor& g,
+                         const AdamWParams& p) override;
 
  private:
   struct Resources;

@@ -3,9 +3,11 @@
 // Semantics are backend.h's, shared with the CPU backend.
 #include <cstring>
 
+#include "backend/cuda/adamw_kernels.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_backend_state.h"
 #include "backend/cuda/elementwise_kernels.h"
+#include "backend/cuda/interclass_filter_kernels.h"
 #include "backend/cuda/margin_softmax_kernels.h"
 #include "backend/cuda/norm_kernels.h"
 #include "backend/cuda/reduction_kernels.h"
@@ -251,6 +253,21 @@ void CudaBackend::softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
                             kSoftmaxLabelOutOfRange, r_->stream);
 }
 
+void CudaBackend::interclass_filter(Tensor& cos, const Tensor& local_label, double threshold,
+                                    Tensor& keep) {
+  operand_check::interclass_filter(r_->rules, cos, local_label, keep);
+  cuda::launch_interclass_filter(cos.raw(), cos.dtype(), cos.dim(0), cos.dim(1),
+                                 local_label.data<std::int64_t>(), threshold,
+                                 keep.data<std::uint8_t>(), error_flag(), kFilterLabelOutOfRange,
+                                 r_->stream);
+}
+
+void CudaBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
+  operand_check::interclass_filter_backward(r_->rules, grad, keep);
+  cuda::launch_interclass_filter_backward(grad.raw(), grad.dtype(), grad.numel(),
+                                          keep.data<std::uint8_t>(), r_->stream);
+}
+
 // ---- optimiser ------------------------------------------------------------------------------
 
 void CudaBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
@@ -267,6 +284,32 @@ void CudaBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, con
                                index.data<std::int64_t>(), g.raw(), g.dtype(), g.dim(0),
                                {lr, momentum, weight_decay}, error_flag(), kSgdRowIndexOutOfRange,
                                r_->stream);
+}
+
+namespace {
+
+cuda::AdamWConstants adamw_constants(const AdamWParams& p, const char* op) {
+  const AdamWFactors f = adamw_factors(p, op);
+  return {f.decay, p.beta1, p.beta2, p.eps, f.step_size, f.bias2_sqrt};
+}
+
+}  // namespace
+
+void CudaBackend::adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
+                               const AdamWParams& p) {
+  const cuda::AdamWConstants c = adamw_constants(p, "adamw_update");
+  operand_check::adamw_update(r_->rules, w, g, m, v);
+  cuda::launch_adamw_update(w.data<float>(), g.raw(), g.dtype(), m.data<float>(),
+                            v.data<float>(), w.numel(), c, r_->stream);
+}
+
+void CudaBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                    const Tensor& g, const AdamWParams& p) {
+  const cuda::AdamWConstants c = adamw_constants(p, "adamw_update_rows");
+  operand_check::adamw_update_rows(r_->rules, w, m, v, index, g);
+  cuda::launch_adamw_update_rows(w.data<float>(), m.data<float>(), v.data<float>(), w.dim(0),
+                                 w.dim(1), index.data<std::int64_t>(), g.raw(), g.dtype(),
+                                 g.dim(0), c, error_flag(), kAdamWRowIndexOutOfRange, r_->stream);
 }
 
 }  // namespace pfc

@@ -24,6 +24,8 @@ enum DeviceErrorCode : int {
   kSgdRowIndexOutOfRange = 3,
   kMarginLabelOutOfRange = 4,
   kSoftmaxLabelOutOfRange = 5,
+  kAdamWRowIndexOutOfRange = 6,
+  kFilterLabelOutOfRange = 7,
 };
 
 const char* device_error_message(int code);

@@ -19,11 +19,15 @@ constexpr double kBatchNormBackwardOps = 11;   // xhat twice (2 x sub, mul); two
 constexpr double kPreluForwardOps = 1;         // select, or one multiply
 constexpr double kPreluBackwardOps = 3;        // dx (mul); dslope (mul, add)
 constexpr double kSgdOps = 6;                  // g + wd*w; mu*m + g'; w - lr*m
+constexpr double kAdamWOps = 13;               // w*decay; m (mul, mul, add); v (mul, mul, mul,
+                                               // add); sqrt, div, add eps, div, mul, sub
 constexpr double kL2NormalizeOps = 3;          // square-add; scale
 constexpr double kL2NormalizeBackwardOps = 5;  // dot (mul, add); (dy - y*p)*inv (mul, sub, mul)
 constexpr double kMarginLogitsOps = 3;         // clamp; scale; row max
 constexpr double kExpRowSumOps = 3;            // sub; exp; add
 constexpr double kSoftmaxGradOps = 2;          // 1/sum; scale
+constexpr double kFilterOps = 2;               // compare; select
+constexpr double kFilterBackwardOps = 1;       // select
 
 double numel(const Tensor& t) { return static_cast<double>(t.numel()); }
 
@@ -193,6 +197,19 @@ void MetaBackend::softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
         bytes({&exp_logits, &global_sum, &local_label}), bytes({&exp_logits, &target_prob}));
 }
 
+void MetaBackend::interclass_filter(Tensor& cos, const Tensor& local_label, double,
+                                    Tensor& keep) {
+  operand_check::interclass_filter(rules_, cos, local_label, keep);
+  count("interclass_filter", 0, kFilterOps * numel(cos), bytes({&cos, &local_label}),
+        bytes({&cos, &keep}));
+}
+
+void MetaBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
+  operand_check::interclass_filter_backward(rules_, grad, keep);
+  count("interclass_filter_backward", 0, kFilterBackwardOps * numel(grad),
+        bytes({&grad, &keep}), bytes({&grad}));
+}
+
 void MetaBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double, double, double) {
   operand_check::sgd_update(rules_, w, g, m);
   count("sgd_update", 0, kSgdOps * numel(w), bytes({&w, &g, &m}), bytes({&w, &m}));
@@ -204,6 +221,22 @@ void MetaBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, con
   // It reads and writes the rows of w and m that g has.
   const double rows = 2 * numel(g) * static_cast<double>(dtype_size(w.dtype()));
   count("sgd_update_rows", 0, kSgdOps * numel(g), bytes({&g, &index}) + rows, rows);
+}
+
+void MetaBackend::adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
+                               const AdamWParams& p) {
+  adamw_factors(p, "adamw_update");
+  operand_check::adamw_update(rules_, w, g, m, v);
+  count("adamw_update", 0, kAdamWOps * numel(w), bytes({&w, &g, &m, &v}), bytes({&w, &m, &v}));
+}
+
+void MetaBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                    const Tensor& g, const AdamWParams& p) {
+  adamw_factors(p, "adamw_update_rows");
+  operand_check::adamw_update_rows(rules_, w, m, v, index, g);
+  // It reads and writes the rows of w, m and v that g has.
+  const double rows = 3 * numel(g) * static_cast<double>(dtype_size(w.dtype()));
+  count("adamw_update_rows", 0, kAdamWOps * numel(g), bytes({&g, &index}) + rows, rows);
 }
 
 }  // namespace pfc

@@ -1,0 +1,117 @@
+#include "app/golden_training.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "app/golden_backbone.h"
+#include "pfc/partial_fc.h"
+#include "train/loss_scaler.h"
+#include "train/training_step.h"
+
+namespace pfc {
+
+namespace {
+
+OptimizerSettings optimizer_of(const GoldenTraining& t) {
+  OptimizerSettings s;
+  s.kind = parse_optimizer_kind(t.optimizer);
+  s.momentum = t.momentum;
+  s.weight_decay = t.weight_decay;
+  s.beta1 = t.beta1;
+  s.beta2 = t.beta2;
+  s.eps = t.eps;
+  return s;
+}
+
+// The micro-batches of one step, on the device: stored batch i is micro-batch i.
+struct StoredBatches {
+  std::vector<Tensor> images, labels;
+};
+
+StoredBatches stored_batches(const GoldenFile& file, const std::string& group, int count,
+                             Backend& backend) {
+  StoredBatches b;
+  for (int i = 0; i < count; ++i) {
+    b.images.push_back(golden_images(backend, file.input(group, i)));
+    b.labels.push_back(file.labels(group, i));
+  }
+  return b;
+}
+
+}  // namespace
+
+void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
+                           const GoldenCase& golden_case, const GoldenTraining& training,
+                           Backend& backend, Comm& comm, DType dtype, DType activations,
+                           DType gemm_operands, GoldenTable& table) {
+  const std::string& group = network.group;
+  const std::string case_path = group + "/" + golden_case.name;
+  const std::unique_ptr<Backbone> built = golden_backbone(file, network, backend, activations);
+  Backbone& model = *built;
+
+  PartialFcOptions head_options;
+  head_options.num_classes = network.num_classes;
+  head_options.embedding_size = network.embedding_size;
+  head_options.margin =
+      MarginParams{golden_case.m1, golden_case.m2, golden_case.m3, network.scale_s};
+  head_options.method = golden_case.sample_rate < 1.0 ? PfcMethod::pfc : PfcMethod::mp;
+  head_options.sample_rate = golden_case.sample_rate;
+  head_options.dtype = dtype;
+  head_options.gemm_operands = gemm_operands;
+  head_options.interclass_filtering_threshold = golden_case.interclass_filtering_threshold;
+  head_options.optimizer = optimizer_of(training);
+  PartialFc head(backend, comm, head_options);
+  head.set_global_weight(file.class_centres(network));
+
+  // In f16 the backbone runs on a scaled loss, as in training; the scaler starts at the batch
+  // size as the trainer's does. Elsewhere it is idle.
+  LossScaler scaler(activations == DType::f16, network.batch);
+  TrainingStep step(backend, comm, model, head, scaler,
+                    {training.gradient_acc, training.clip_grad_norm, head_options.optimizer});
+  const StoredBatches batches =
+      stored_batches(file, group, static_cast<int>(training.gradient_acc), backend);
+  std::vector<double> losses;
+  for (std::int64_t s = 0; s < training.steps; ++s) {
+    const StepResult result = step.run(
+        [&](std::int64_t i) {
+          const auto k = static_cast<std::size_t>(i);
+          return MicroBatch{&batches.images[k], &batches.labels[k]};
+        },
+        s, training.lr);
+    losses.insert(losses.end(), result.losses.begin(), result.losses.end());
+  }
+
+  const auto losses_ref = file.reference(group, golden_case.name, "losses");
+  PFC_CHECK(losses_ref && losses_ref->values.numel() == static_cast<std::int64_t>(losses.size()),
+            "{} stores no losses, or not one per micro-batch ({})", case_path, losses.size());
+  Tensor losses_host = Tensor::host({static_cast<std::int64_t>(losses.size())}, DType::f64);
+  std::copy(losses.begin(), losses.end(), losses_host.data<double>());
+  compare_reference(table, "losses", losses_host, *losses_ref);
+
+  for (const Parameter* p : model.parameters()) {
+    const std::string path = "params/" + p->name;
+    const auto ref = file.reference(group, golden_case.name, path);
+    if (!ref) {
+      if (p->trainable) table.skip(p->name, "not in the file");
+      continue;
+    }
+    // A bias whose exact gradient is 0 (a training-mode batch-norm follows it) was moved by
+    // rounding noise alone, and AdamW divides by that noise: its value is no reference.
+    if (file.has(case_path + "/" + path) &&
+        h5::has_attribute(file.file_id(), case_path + "/" + path, "exact_zero_grad")) {
+      table.skip(p->name, "exact-zero gradient: its update is rounding noise");
+      continue;
+    }
+    compare_reference(table, p->name, to_host_f64(backend, model.export_parameter(*p)), *ref);
+  }
+  const auto centres_ref = file.reference(group, golden_case.name, "pfc.weight");
+  PFC_CHECK(centres_ref.has_value(), "{} stores no pfc.weight", case_path);
+  compare_reference(table, "pfc.weight", to_host_f64(backend, head.gather_global_weight()),
+                    *centres_ref);
+  for (const Buffer* b : model.buffers()) {
+    const auto ref = file.reference(group, golden_case.name, "running_stats/" + b->name);
+    if (ref) compare_reference(table, b->name, to_host_f64(backend, b->value), *ref);
+  }
+}
+
+}  // namespace pfc

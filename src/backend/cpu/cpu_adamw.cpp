@@ -1,0 +1,70 @@
+// CPU AdamW, PyTorch's torch.optim.AdamW (amsgrad off): the decay is decoupled (the weight
+// shrinks by lr * wd before the step, the gradient is left alone), and both moments are
+// bias-corrected by the update's number t. Zero moments make the first step as PyTorch's
+// lazily created state does. The row variant updates only the sampled class centres of a
+// PartialFC shard, whose moments travel with them.
+#include <cmath>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
+
+namespace pfc {
+namespace {
+
+// One update's coefficients in the element type.
+template <class T>
+struct AdamWStep {
+  T decay, beta1, one_minus_beta1, beta2, one_minus_beta2, step_size, bias2_sqrt, eps;
+
+  AdamWStep(const AdamWParams& p, const AdamWFactors& f)
+      : decay(static_cast<T>(f.decay)),
+        beta1(static_cast<T>(p.beta1)),
+        one_minus_beta1(static_cast<T>(1.0 - p.beta1)),
+        beta2(static_cast<T>(p.beta2)),
+        one_minus_beta2(static_cast<T>(1.0 - p.beta2)),
+        step_size(static_cast<T>(f.step_size)),
+        bias2_sqrt(static_cast<T>(f.bias2_sqrt)),
+        eps(static_cast<T>(p.eps)) {}
+
+  void apply(std::int64_t n, T* w, const T* g, T* m, T* v) const {
+    for (std::int64_t i = 0; i < n; ++i) {
+      w[i] *= decay;
+      m[i] = beta1 * m[i] + one_minus_beta1 * g[i];
+      v[i] = beta2 * v[i] + one_minus_beta2 * g[i] * g[i];
+      w[i] -= step_size * m[i] / (std::sqrt(v[i]) / bias2_sqrt + eps);
+    }
+  }
+};
+
+}  // namespace
+
+void CpuBackend::adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
+                              const AdamWParams& p) {
+  const char* op = "adamw_update";
+  const AdamWFactors f = adamw_factors(p, op);
+  operand_check::adamw_update(rules_, w, g, m, v);
+  cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
+    using T = decltype(tag);
+    AdamWStep<T>(p, f).apply(w.numel(), w.data<T>(), g.data<T>(), m.data<T>(), v.data<T>());
+  });
+}
+
+void CpuBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                   const Tensor& g, const AdamWParams& p) {
+  const char* op = "adamw_update_rows";
+  const AdamWFactors f = adamw_factors(p, op);
+  operand_check::adamw_update_rows(rules_, w, m, v, index, g);
+  const std::int64_t* idx = cpu::checked_indices(index, w.dim(0), op);
+  cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
+    using T = decltype(tag);
+    const AdamWStep<T> s(p, f);
+    const std::int64_t d = w.dim(1);
+    for (std::int64_t i = 0; i < index.numel(); ++i) {
+      const std::int64_t r = idx[i] * d;
+      s.apply(d, w.data<T>() + r, g.data<T>() + i * d, m.data<T>() + r, v.data<T>() + r);
+    }
+  });
+}
+
+}  // namespace pfc
