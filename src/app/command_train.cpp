@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "config/load_config.h"
 #include "io/durable_file.h"
+#include "model/make_backbone.h"
 #include "train/trainer.h"
 #include "train/output_guard.h"
 #include "train/run_start.h"
@@ -64,14 +65,14 @@ int run_train(const TrainOptions& options) {
     for (const std::string& note : cfg.notes) spdlog::warn("{}", note);
     if (emulated)
       spdlog::info("pfc train: {} as rank {} of {} (emulated: {} GB/s, {} us per hop), {} "
-                   "backend, method {}, {} classes{}",
+                   "backend, network {}, method {}, {} classes{}",
                    options.config, comm.rank(), comm.world_size(), cfg.emulate_bandwidth_gbps,
-                   cfg.emulate_latency_us, place.backend->name(), cfg.method, cfg.num_classes,
-                   slurm_attempt());
+                   cfg.emulate_latency_us, place.backend->name(), describe_network(cfg),
+                   cfg.method, cfg.num_classes, slurm_attempt());
     else
-      spdlog::info("pfc train: {} on {} rank(s), {} backend, method {}, {} classes{}",
-                   options.config, comm.world_size(), place.backend->name(), cfg.method,
-                   cfg.num_classes, slurm_attempt());
+      spdlog::info("pfc train: {} on {} rank(s), {} backend, network {}, method {}, {} classes{}",
+                   options.config, comm.world_size(), place.backend->name(),
+                   describe_network(cfg), cfg.method, cfg.num_classes, slurm_attempt());
   }
   const TrainerRun run = train(cfg, start, comm, *place.backend, process_command_line());
   if (leader && run.stopped_by_signal)

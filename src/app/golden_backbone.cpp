@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "model/make_backbone.h"
+
 namespace pfc {
 
 namespace {
@@ -75,14 +77,14 @@ Tensor golden_images(Backend& backend, const Tensor& nchw) {
   return images;
 }
 
-std::unique_ptr<IResNet> golden_iresnet(const GoldenFile& file, const GoldenNetwork& network,
-                                        Backend& backend, DType activations) {
-  IResNetOptions options;
-  options.layers = network.layers;
-  options.image_size = network.image_size;
-  options.embedding_size = network.embedding_size;
-  options.activations = activations;
-  auto model = std::make_unique<IResNet>(backend, options);
+std::unique_ptr<Backbone> golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
+                                          Backend& backend, DType activations) {
+  Config cfg;
+  cfg.network = network.network;
+  cfg.layers = network.layers;
+  cfg.image_size = network.image_size;
+  cfg.embedding_size = network.embedding_size;
+  auto model = make_backbone(cfg, backend, activations);
   for (const std::string& name : file.parameter_names(network.group))
     model->import_parameter(name, file.parameter(network.group, name));
   for (const Parameter* p : model->parameters()) {
@@ -97,8 +99,8 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, Backend& backend,
                            DType activations, GoldenTable& table) {
   const std::string case_group = network.group + "/" + golden_case.name;
-  const std::unique_ptr<IResNet> owned = golden_iresnet(file, network, backend, activations);
-  IResNet& model = *owned;
+  const std::unique_ptr<Backbone> owned = golden_backbone(file, network, backend, activations);
+  Backbone& model = *owned;
 
   const Tensor input = file.input(network.group);
   const Tensor filled = golden_fill("input", input.shape(), 0.0, 1.0);

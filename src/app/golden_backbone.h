@@ -1,5 +1,6 @@
-// The backbone half of `pfc golden`: iresnet rebuilt from the file's fill rule, forward on
-// the stored input, backward from the stored embeddings_grad, compared tensor by tensor.
+// The backbone half of `pfc golden`: the file's network (an iresnet, or MobileFaceNet)
+// rebuilt from its fill rule, forward on the stored input, backward from the stored
+// embeddings_grad, then the inference forward, compared tensor by tensor.
 #pragma once
 
 #include <memory>
@@ -7,16 +8,16 @@
 #include "app/golden_table.h"
 #include "backend/backend.h"
 #include "io/golden_file.h"
-#include "model/iresnet.h"
+#include "model/backbone.h"
 
 namespace pfc {
 
-// The file's network with every trained parameter by the fill rule (a trained parameter the
-// file does not list is an error); buffers as initialised (running mean 0, variance 1).
-// activations, here and below: f32, f16 (the CUDA backend's fp16 mode) or f64 (an f64 run:
-// everything f64).
-std::unique_ptr<IResNet> golden_iresnet(const GoldenFile& file, const GoldenNetwork& network,
-                                        Backend& backend, DType activations);
+// The file's network, built as the trainer builds it (make_backbone), with every trained
+// parameter by the fill rule (a trained parameter the file does not list is an error);
+// buffers as initialised (running mean 0, variance 1). activations, here and below: f32, f16
+// (the CUDA backend's fp16 mode) or f64 (an f64 run: everything f64).
+std::unique_ptr<Backbone> golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
+                                          Backend& backend, DType activations);
 
 void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, Backend& backend,

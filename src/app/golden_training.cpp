@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "app/golden_backbone.h"
-#include "model/iresnet.h"
 #include "pfc/partial_fc.h"
 #include "train/loss_scaler.h"
 #include "train/training_step.h"
@@ -47,8 +46,8 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
                            DType gemm_operands, GoldenTable& table) {
   const std::string& group = network.group;
   const std::string case_path = group + "/" + golden_case.name;
-  const std::unique_ptr<IResNet> built = golden_iresnet(file, network, backend, activations);
-  IResNet& model = *built;
+  const std::unique_ptr<Backbone> built = golden_backbone(file, network, backend, activations);
+  Backbone& model = *built;
 
   PartialFcOptions head_options;
   head_options.num_classes = network.num_classes;

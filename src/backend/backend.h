@@ -24,15 +24,22 @@
 
 namespace pfc {
 
+// A square convolution. With `groups` > 1 the channels split into that many groups of
+// in_channels / groups inputs and out_channels / groups outputs each, every output channel
+// seeing only its own group's inputs (PyTorch's Conv2d `groups`); groups = in_channels =
+// out_channels is a depthwise convolution. The filter is [out, kernel, kernel, in / groups].
 struct Conv2dGeometry {
   std::int64_t batch = 0, in_h = 0, in_w = 0, in_channels = 0;
   std::int64_t out_channels = 0, kernel = 3, stride = 1, pad = 1;
+  std::int64_t groups = 1;
 
   std::int64_t out_h() const { return (in_h + 2 * pad - kernel) / stride + 1; }
   std::int64_t out_w() const { return (in_w + 2 * pad - kernel) / stride + 1; }
+  std::int64_t in_per_group() const { return in_channels / groups; }
+  std::int64_t out_per_group() const { return out_channels / groups; }
   Shape input_shape() const { return {batch, in_h, in_w, in_channels}; }
   Shape output_shape() const { return {batch, out_h(), out_w(), out_channels}; }
-  Shape filter_shape() const { return {out_channels, kernel, kernel, in_channels}; }
+  Shape filter_shape() const { return {out_channels, kernel, kernel, in_per_group()}; }
 };
 
 // The combined margin of arcface_torch's CombinedMarginLoss: the target logit becomes
@@ -101,7 +108,7 @@ class Backend {
   // dst = src converted between f16, f32 and f64 (same element count).
   virtual void cast(const Tensor& src, Tensor& dst) = 0;
 
-  // ---- convolution (NHWC activations, OHWI filters, no bias) ----------------------
+  // ---- convolution (NHWC activations, OHWI filters, no bias, any group count) -----
   virtual void conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
                               Tensor& y) = 0;
   virtual void conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy, const Tensor& w,

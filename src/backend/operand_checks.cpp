@@ -115,6 +115,9 @@ void conv_geometry(const Conv2dGeometry& g, const char* op) {
             g.in_channels, g.out_channels);
   PFC_CHECK(g.kernel > 0 && g.stride > 0 && g.pad >= 0,
             "{}: bad geometry kernel {} stride {} pad {}", op, g.kernel, g.stride, g.pad);
+  PFC_CHECK(g.groups > 0 && g.in_channels % g.groups == 0 && g.out_channels % g.groups == 0,
+            "{}: {} groups do not divide {} input and {} output channels", op, g.groups,
+            g.in_channels, g.out_channels);
   PFC_CHECK(g.out_h() > 0 && g.out_w() > 0,
             "{}: kernel {} with pad {} does not fit the {}x{} input", op, g.kernel, g.pad, g.in_h,
             g.in_w);

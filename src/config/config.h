@@ -16,7 +16,7 @@ enum class ResumeMode { off, on, automatic };
 
 struct Config {
   // ---- arcface_torch's keys -------------------------------------------------------------
-  std::string network = "r50";        // r18 r34 r50 r100 r200, or "custom" (layers/widths)
+  std::string network = "r50";        // r18 ... r200, "custom" (layers/widths), mbf, mbf_large
   std::int64_t embedding_size = 512;
   double sample_rate = 1.0;           // fraction of each shard's class centres per step
   bool fp16 = true;

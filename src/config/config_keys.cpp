@@ -18,8 +18,9 @@ constexpr ConfigBound at_most(double v) { return {v, true}; }
 const ConfigKey kKeys[] = {
     // ---- arcface_torch's keys ---------------------------------------------------------------
     {"network", &Config::network,
-     "backbone: iresnet depth, or \"custom\" for the depths in `layers`",
-     {.choices = "r18|r34|r50|r100|r200|custom"}},
+     "backbone: iresnet depth, \"custom\" for the depths in `layers`, or MobileFaceNet "
+     "(\"mbf\", \"mbf_large\": arcface_torch's get_mbf and get_mbf_large, 112x112 images)",
+     {.choices = "r18|r34|r50|r100|r200|custom|mbf|mbf_large"}},
     {"embedding_size", &Config::embedding_size, "length of the face embedding",
      {.min = at_least(1)}},
     {"sample_rate", &Config::sample_rate,
@@ -89,9 +90,11 @@ const ConfigKey kKeys[] = {
      "device or host has"},
     {"layers", &Config::layers, "blocks in each of the four stages when network = \"custom\"",
      {.min = at_least(1)}},
-    {"widths", &Config::widths, "channels of the four stages", {.min = at_least(1), .length = 4}},
+    {"widths", &Config::widths, "channels of the four iresnet stages",
+     {.min = at_least(1), .length = 4}},
     {"image_size", &Config::image_size,
-     "height and width of the input images, a multiple of 16 (four stride-2 stages)",
+     "height and width of the input images, a multiple of 16 (four stride-2 stages); 112 for "
+     "the MobileFaceNets",
      {.min = at_least(16)}},
     {"scale_s", &Config::scale_s, "logit scale s", {.min = above(0)}},
     {"lr_schedule", &Config::lr_schedule,

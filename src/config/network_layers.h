@@ -1,4 +1,5 @@
-// Blocks per stage of the backbone named by Config::network (SPEC: iresnet depths).
+// The backbone named by Config::network: its family and blocks per stage (SPEC: iresnet
+// depths; arcface_torch's get_mbf and get_mbf_large).
 #pragma once
 
 #include <cstdint>
@@ -8,8 +9,18 @@
 
 namespace pfc {
 
-// r18 [2,2,2,2], r34 [3,4,6,3], r50 [3,4,14,3], r100 [3,13,30,3], r200 [6,26,60,6];
-// "custom": cfg.layers. Any other name is a UsageError.
+enum class NetworkFamily { iresnet, mobilefacenet };
+
+// r18 ... r200 and "custom" are iresnets; "mbf" and "mbf_large" MobileFaceNets. Any other
+// name is a UsageError.
+NetworkFamily network_family(const Config& cfg);
+
+// iresnet: r18 [2,2,2,2], r34 [3,4,6,3], r50 [3,4,14,3], r100 [3,13,30,3], r200 [6,26,60,6];
+// "custom": cfg.layers. MobileFaceNet: the units of its four residual stages, mbf [1,4,6,2],
+// mbf_large [2,8,12,4]. Any other name is a UsageError.
 std::vector<std::int64_t> network_layers(const Config& cfg);
+
+// MobileFaceNet's channel multiplier: mbf 2, mbf_large 4 (a UsageError for an iresnet).
+std::int64_t mobilefacenet_scale(const Config& cfg);
 
 }  // namespace pfc

@@ -11,6 +11,7 @@
 
 #include "config/config_keys.h"
 #include "config/format_config_value.h"
+#include "config/network_layers.h"
 #include "core/error.h"
 
 namespace pfc {
@@ -133,6 +134,13 @@ const Rule kRules[] = {
       if (c.image_size % 16 == 0) return std::nullopt;
       return fmt::format("{} must be a multiple of 16 (four stride-2 stages), got {}",
                          d.key("image_size"), c.image_size);
+    },
+    [](const Config& c, const Describer& d) -> std::optional<std::string> {
+      if (network_family(c) != NetworkFamily::mobilefacenet || c.image_size == 112)
+        return std::nullopt;
+      return fmt::format("{} needs image_size = 112 (its GDC head is a 7x7 convolution over "
+                         "the 7x7 map that four stride-2 stages leave), got {}",
+                         d.setting("network"), d.setting("image_size"));
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
       if (c.method == "pfc" || c.sample_rate == 1.0) return std::nullopt;

@@ -64,7 +64,13 @@ GoldenNetwork GoldenFile::network(const std::string& group) const {
                                  file_.path(), group, fmt::join(case_names(), ", ")));
   GoldenNetwork n;
   n.group = group;
-  n.layers = h5::read_attribute_ints(f, group, "layers");
+  if (h5::has_attribute(f, group, "layers")) {
+    n.network = "custom";
+    n.layers = h5::read_attribute_ints(f, group, "layers");
+  } else {
+    const std::string described = h5::read_attribute_string(f, group, "network");
+    n.network = described.substr(0, described.find(' '));
+  }
   n.embedding_size = h5::read_attribute_int(f, group, "num_features");
   n.batch = h5::read_attribute_int(f, group, "batch");
   n.num_classes = h5::read_attribute_int(f, group, "num_classes");

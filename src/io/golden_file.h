@@ -1,8 +1,9 @@
 // Reads the golden files written by arcface_torch (../shared/golden/README.md): a group per
-// network (`tiny`, `r50`) with its parameters given by the counter fill rule, inputs, labels,
-// and a subgroup per case with the reference outputs and gradients. Values are read as f64:
-// the reference file is arcface_torch in float64, with beside each value how far
-// arcface_torch's own fp32 lands from it; the older fp32 file reads the same way, without.
+// network (`tiny`, `r50`; `mbf` in the parity file) with its parameters given by the counter
+// fill rule, inputs, labels, and a subgroup per case with the reference outputs and gradients.
+// Values are read as f64: the reference file is arcface_torch in float64, with beside each
+// value how far arcface_torch's own fp32 lands from it; the older fp32 file reads the same way,
+// without.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,11 @@ namespace pfc {
 
 struct GoldenNetwork {
   std::string group;                  // "tiny"
-  std::vector<std::int64_t> layers;   // [2, 2, 2, 1]
+  // The network as pfc's `network` key names it: "custom" (an iresnet of `layers`) for a group
+  // that gives its `layers`, else the first word of its `network` attribute ("mbf" of
+  // "mbf (arcface_torch get_mbf: ...)").
+  std::string network;
+  std::vector<std::int64_t> layers;   // [2, 2, 2, 1]; empty for a MobileFaceNet
   std::int64_t embedding_size = 0;
   std::int64_t batch = 0;
   std::int64_t num_classes = 0;

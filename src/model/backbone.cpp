@@ -14,6 +14,11 @@ Buffer* Backbone::find_buffer(const std::string& name) const {
   return nullptr;
 }
 
+void Backbone::refresh_working_copies() {
+  for (Parameter* p : parameters())
+    if (p->working.defined()) backend().cast(p->value, p->working);
+}
+
 std::int64_t Backbone::parameter_count() const {
   std::int64_t n = 0;
   for (const Parameter* p : parameters()) n += p->value.numel();

@@ -32,7 +32,7 @@ class Backbone {
   // The network's own initialisation, drawn from the counter RNG keyed by (seed, name).
   virtual void initialize(std::uint64_t seed) = 0;
   // Working copies := f32 masters (after every optimiser step, import or restore).
-  virtual void refresh_working_copies() = 0;
+  void refresh_working_copies();
 
   // What the network is, for messages and logs: "iresnet [3, 4, 14, 3] ..., embedding 512".
   virtual std::string describe() const = 0;

@@ -4,17 +4,23 @@ namespace pfc {
 
 Conv2d::Conv2d(const ModelContext& ctx, const std::string& name, std::int64_t in_channels,
                std::int64_t out_channels, std::int64_t kernel, std::int64_t stride,
-               std::int64_t pad)
+               std::int64_t pad, std::int64_t groups)
     : weight(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.activation_dtype,
                               name + ".weight",
-                              {out_channels, kernel, kernel, in_channels},
-                              {out_channels, in_channels, kernel, kernel}, TorchLayout::conv_oihw)),
+                              {out_channels, kernel, kernel, in_channels / groups},
+                              {out_channels, in_channels / groups, kernel, kernel},
+                              TorchLayout::conv_oihw)),
       ctx_(ctx),
       in_channels_(in_channels),
       out_channels_(out_channels),
       kernel_(kernel),
       stride_(stride),
-      pad_(pad) {}
+      pad_(pad),
+      groups_(groups) {
+  PFC_CHECK(groups > 0 && in_channels % groups == 0 && out_channels % groups == 0,
+            "{}: {} groups do not divide {} input and {} output channels", weight.name, groups,
+            in_channels, out_channels);
+}
 
 Conv2dGeometry Conv2d::geometry_for(const Tensor& x) const {
   PFC_CHECK(x.rank() == 4 && x.dim(3) == in_channels_, "{}: input {} is not [n, h, w, {}]",
@@ -28,6 +34,7 @@ Conv2dGeometry Conv2d::geometry_for(const Tensor& x) const {
   g.kernel = kernel_;
   g.stride = stride_;
   g.pad = pad_;
+  g.groups = groups_;
   return g;
 }
 
@@ -67,7 +74,7 @@ void Conv2d::release() { saved_input_ = Tensor(); }
 
 GraphValue Conv2d::trace(InferenceGraph& graph, GraphValue x) const {
   return graph.convolution(x, torch_named_value(*ctx_.backend, weight),
-                           ConvolutionSpec{kernel_, stride_, pad_, 1});
+                           ConvolutionSpec{kernel_, stride_, pad_, groups_});
 }
 
 }  // namespace pfc

@@ -1,4 +1,5 @@
-// Conv2d without bias (every convolution of iresnet): NHWC in, NHWC out, OHWI filter.
+// Conv2d without bias (every convolution of iresnet and MobileFaceNet): NHWC in, NHWC out,
+// OHWI filter; grouped (PyTorch's `groups`, depthwise when it equals the channels) or not.
 #pragma once
 
 #include <string>
@@ -12,7 +13,8 @@ namespace pfc {
 class Conv2d {
  public:
   Conv2d(const ModelContext& ctx, const std::string& name, std::int64_t in_channels,
-         std::int64_t out_channels, std::int64_t kernel, std::int64_t stride, std::int64_t pad);
+         std::int64_t out_channels, std::int64_t kernel, std::int64_t stride, std::int64_t pad,
+         std::int64_t groups = 1);
 
   // x [batch, h, w, in]; a training forward keeps x for backward.
   Tensor forward(const Tensor& x, ForwardMode mode);
@@ -29,7 +31,7 @@ class Conv2d {
   const Tensor& compute_weight() const;
 
   ModelContext ctx_;
-  std::int64_t in_channels_, out_channels_, kernel_, stride_, pad_;
+  std::int64_t in_channels_, out_channels_, kernel_, stride_, pad_, groups_;
   Tensor saved_input_;
 };
 

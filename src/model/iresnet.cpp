@@ -10,12 +10,6 @@ namespace pfc {
 
 namespace {
 
-ModelContext make_context(Backend& backend, DType activations) {
-  PFC_CHECK(activations == DType::f16 || activations == DType::f32 || activations == DType::f64,
-            "iresnet activations must be f16, f32 or f64, got {}", dtype_name(activations));
-  return ModelContext{&backend, activations};
-}
-
 void check_options(const IResNetOptions& o) {
   PFC_CHECK(o.layers.size() == 4 && o.widths.size() == 4,
             "iresnet needs 4 stages, got {} depths and {} widths", o.layers.size(),
@@ -34,7 +28,7 @@ double counter_normal(std::uint64_t key, std::uint64_t index) {
 }  // namespace
 
 IResNet::IResNet(Backend& backend, const IResNetOptions& options)
-    : ctx_(make_context(backend, options.activations)),
+    : ctx_(network_context(backend, options.activations, "iresnet")),
       options_((check_options(options), options)),
       conv1_(ctx_, "conv1", 3, options.widths[0], 3, 1, 1),
       bn1_(ctx_, "bn1", options.widths[0]),
@@ -58,7 +52,7 @@ IResNet::IResNet(Backend& backend, const IResNetOptions& options)
   bn2_->collect(parameters_, buffers_);
   fc_ = std::make_unique<FlattenLinear>(ctx_, "fc", in_channels, final_size, final_size,
                                         options.embedding_size);
-  parameters_.insert(parameters_.end(), {&fc_->weight, &fc_->bias});
+  fc_->collect(parameters_);
   features_ = std::make_unique<BatchNorm>(ctx_, "features", options.embedding_size,
                                           /*trainable_scale=*/false);
   features_->collect(parameters_, buffers_);
@@ -127,11 +121,6 @@ void IResNet::initialize(std::uint64_t seed) {
   for (Buffer* b : buffers_)
     ctx_.backend->fill(b->value, b->name.size() > 4 && b->name.ends_with("_var") ? 1.0 : 0.0);
   refresh_working_copies();
-}
-
-void IResNet::refresh_working_copies() {
-  for (Parameter* p : parameters_)
-    if (p->working.defined()) ctx_.backend->cast(p->value, p->working);
 }
 
 std::string IResNet::describe() const {

@@ -39,7 +39,6 @@ class IResNet final : public Backbone {
   // arcface_torch's initialisation, drawn from the counter RNG keyed by (seed, name):
   // conv N(0, 0.1), BN scale 1 and shift 0, Linear U(+-1/sqrt(fan_in)), PReLU 0.25.
   void initialize(std::uint64_t seed) override;
-  void refresh_working_copies() override;
 
   std::string describe() const override;
   DType master_dtype() const override { return ctx_.master_dtype(); }

@@ -1,6 +1,7 @@
 // The one place that turns a config's network keys (network, layers, widths, image_size,
-// embedding_size) into a Backbone: the trainer, the checkpoint opener and the tools build
-// networks only through it, so a new network is added here and nowhere else.
+// embedding_size) into a Backbone, an IResNet or a MobileFaceNet: the trainer, the checkpoint
+// opener and the tools build networks only through it, so a new network is added here and
+// nowhere else.
 #pragma once
 
 #include <memory>
@@ -15,7 +16,8 @@ namespace pfc {
 // CUDA backend's fp16 mode; f64 for the CPU reference). Parameters are allocated, not set.
 std::unique_ptr<Backbone> make_backbone(const Config& cfg, Backend& backend, DType activations);
 
-// "r50 (iresnet [3, 4, 14, 3], widths [64, 128, 256, 512], embedding 512, 112x112 images)"
+// "r50 (iresnet [3, 4, 14, 3], widths [64, 128, 256, 512], embedding 512, 112x112 images)",
+// "mbf (MobileFaceNet [1, 4, 6, 2], scale 2, embedding 512, 112x112 images)"
 std::string describe_network(const Config& cfg);
 
 // Throws a UsageError when the network `saved` describes (a checkpoint's config) is not the

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "backend/backend.h"
+#include "core/error.h"
 #include "model/forward_mode.h"
 
 namespace pfc {
@@ -28,5 +29,13 @@ struct ModelContext {
     return backend->empty(shape, activation_dtype, MemoryPurpose::activations);
   }
 };
+
+// A network's context on `backend`; activations other than f16, f32 and f64 are an error that
+// names the network.
+inline ModelContext network_context(Backend& backend, DType activations, const char* network) {
+  PFC_CHECK(activations == DType::f16 || activations == DType::f32 || activations == DType::f64,
+            "{} activations must be f16, f32 or f64, got {}", network, dtype_name(activations));
+  return ModelContext{&backend, activations};
+}
 
 }  // namespace pfc

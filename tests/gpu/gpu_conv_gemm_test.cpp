@@ -15,17 +15,27 @@ struct ConvCase {
 
 class GpuConv : public ::testing::TestWithParam<ConvCase> {};
 
-// r50's shapes in miniature: 3x3 stride 1 and 2, the 1x1 stride-2 shortcut, the 3-channel stem.
+// r50's shapes in miniature: 3x3 stride 1 and 2, the 1x1 stride-2 shortcut, the 3-channel
+// stem; and MobileFaceNet's grouped ones (cuDNN's group count): groups of 2 channels, the
+// depthwise 3x3 stride 1 and 2, the 7x7 depthwise GDC head.
 INSTANTIATE_TEST_SUITE_P(
     Shapes, GpuConv,
     ::testing::Values(ConvCase{"k3s1_f32", conv_geometry(2, 9, 8, 16, 3, 1, 1), DType::f32},
                       ConvCase{"k3s2_f32", conv_geometry(2, 10, 16, 8, 3, 2, 1), DType::f32},
                       ConvCase{"k1s2_f32", conv_geometry(3, 8, 8, 16, 1, 2, 0), DType::f32},
                       ConvCase{"stem_f32", conv_geometry(2, 12, 3, 16, 3, 1, 1), DType::f32},
+                      ConvCase{"g8_f32", conv_geometry(2, 9, 16, 16, 3, 1, 1, 8), DType::f32},
+                      ConvCase{"dw_s1_f32", conv_geometry(2, 9, 32, 32, 3, 1, 1, 32), DType::f32},
+                      ConvCase{"dw_s2_f32", conv_geometry(2, 10, 24, 24, 3, 2, 1, 24), DType::f32},
+                      ConvCase{"gdc_f32", conv_geometry(3, 7, 64, 64, 7, 1, 0, 64), DType::f32},
                       ConvCase{"k3s1_f16", conv_geometry(2, 9, 8, 16, 3, 1, 1), DType::f16},
                       ConvCase{"k3s2_f16", conv_geometry(2, 10, 16, 8, 3, 2, 1), DType::f16},
                       ConvCase{"k1s2_f16", conv_geometry(3, 8, 8, 16, 1, 2, 0), DType::f16},
-                      ConvCase{"stem_f16", conv_geometry(2, 12, 3, 16, 3, 1, 1), DType::f16}),
+                      ConvCase{"stem_f16", conv_geometry(2, 12, 3, 16, 3, 1, 1), DType::f16},
+                      ConvCase{"g8_f16", conv_geometry(2, 9, 16, 16, 3, 1, 1, 8), DType::f16},
+                      ConvCase{"dw_s1_f16", conv_geometry(2, 9, 32, 32, 3, 1, 1, 32), DType::f16},
+                      ConvCase{"dw_s2_f16", conv_geometry(2, 10, 24, 24, 3, 2, 1, 24), DType::f16},
+                      ConvCase{"gdc_f16", conv_geometry(3, 7, 64, 64, 7, 1, 0, 64), DType::f16}),
     [](const auto& info) { return info.param.name; });
 
 TEST_P(GpuConv, MatchesCpu) {
@@ -54,6 +64,16 @@ TEST_P(GpuConv, MatchesCpu) {
     gpu.conv2d_backward_filter(g, dx_, ddy, gw);
     expect_close(to_host_f32(gw), want.dw, tol, name + " backward filter");
   }
+}
+
+TEST(GpuConvChecks, RejectsGroupsThatDoNotDivideTheChannels) {
+  PFC_REQUIRE_GPU();
+  Backend& gpu = gpu_backend();
+  const Conv2dGeometry g = conv_geometry(1, 4, 6, 4, 3, 1, 1, 4);
+  Tensor x = gpu.zeros(g.input_shape(), DType::f32, MemoryPurpose::activations);
+  Tensor w = gpu.zeros({4, 3, 3, 1}, DType::f32, MemoryPurpose::weights);
+  Tensor y = gpu.zeros(g.output_shape(), DType::f32, MemoryPurpose::activations);
+  EXPECT_THROW(gpu.conv2d_forward(g, x, w, y), Error);
 }
 
 TEST(GpuConvChecks, RejectsWrongShapesAndHostTensors) {

@@ -108,7 +108,7 @@ Tensor to_host_f32(const Tensor& device) {
 
 Conv2dGeometry conv_geometry(std::int64_t batch, std::int64_t hw, std::int64_t in,
                              std::int64_t out, std::int64_t kernel, std::int64_t stride,
-                             std::int64_t pad) {
+                             std::int64_t pad, std::int64_t groups) {
   Conv2dGeometry g;
   g.batch = batch;
   g.in_h = g.in_w = hw;
@@ -117,6 +117,7 @@ Conv2dGeometry conv_geometry(std::int64_t batch, std::int64_t hw, std::int64_t i
   g.kernel = kernel;
   g.stride = stride;
   g.pad = pad;
+  g.groups = groups;
   return g;
 }
 

@@ -42,10 +42,10 @@ Tensor to_host_f32(const Tensor& device);
 // A host f32 copy of a host tensor.
 Tensor clone_host(const Tensor& host_f32);
 
-// A square convolution: batch x hw x hw x in -> out channels.
+// A square convolution: batch x hw x hw x in -> out channels, in `groups` groups.
 Conv2dGeometry conv_geometry(std::int64_t batch, std::int64_t hw, std::int64_t in,
                              std::int64_t out, std::int64_t kernel, std::int64_t stride,
-                             std::int64_t pad);
+                             std::int64_t pad, std::int64_t groups = 1);
 // The CPU backend's three directions of one convolution (host f32 tensors).
 struct ConvReference {
   Tensor y, dx, dw;

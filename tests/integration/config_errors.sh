@@ -94,4 +94,7 @@ if command -v mpiexec >/dev/null; then
     fail "a refused run wrote metrics.h5"
 fi
 
+expect_usage_error mbf_image_size 'network = "mbf"' "needs image_size = 112" \
+  "got image_size = 96 (--set image_size=96)" -- "$smoke" --set network=mbf --set image_size=96
+
 [ "$failures" -eq 0 ] || exit 1

@@ -11,6 +11,9 @@
 # bias and, through bn2's mean term, 1/6272 of it in each of that channel's input gradients,
 # from where it reaches every tensor below (ratios of 0.6-1.8 there, 0.2 above). A jump of the
 # derivative, not rounding that compounds; the fp64 run lands within 1e-12 on the same tensor.
+# MobileFaceNet (mbf/arcface_sr1 of the parity file: grouped and depthwise convolutions, the
+# GDC head) by the same rules, its 16 exact-zero bias gradients measured against their
+# weight's, and its inference forward against eval_embeddings.
 # Then the rule's failure path: a bound no f32 run can meet exits 3 and says which tensors.
 set -euo pipefail
 . "$(dirname "$0")/check_support.sh"
@@ -32,6 +35,19 @@ for precision in fp64 fp32; do
 done
 grep -qE "^eval_embeddings .* ok *$" "$work/fp64.txt" ||
   fail "eval_embeddings (the inference forward) is not in the table, or not ok"
+
+parity=${PFC_GOLDEN_PARITY:?}
+[ -f "$parity" ] || { echo "no parity golden file at $parity"; exit 77; }
+for precision in fp64 fp32; do
+  "$PFC" golden "$parity" --case mbf/arcface_sr1 --device cpu --precision "$precision" |
+    tee "$work/mbf-$precision.txt" | grep -E "^mbf/|^rule|compared|^worst|^error /"
+  grep -q "compared, 0 failed, 0 skipped" "$work/mbf-$precision.txt" ||
+    fail "mbf $precision: not every tensor compared and passed"
+  [ "$(grep -c "true value 0" "$work/mbf-$precision.txt")" -eq 16 ] ||
+    fail "mbf $precision: not 16 exact-zero gradients measured against their weight's"
+  grep -qE "^eval_embeddings .* ok *$" "$work/mbf-$precision.txt" ||
+    fail "mbf $precision: eval_embeddings is not in the table, or not ok"
+done
 
 rc=0
 "$PFC" golden "$golden" --case tiny/arcface_sr1 --precision fp32 --tolerance 1e-9 \

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # The whole golden check under mpiexec -n 1..4, against the f64 reference file: the classes
 # are sharded over the ranks (loss, embedding gradient and class-centre gradient on every
-# rank), the backbone runs on rank 0; tiny and r50, in fp64 (every tensor within 1e-10 of
-# exact) and in fp32 (arcface_torch's own fp32 error as the measure, golden_backbone.sh).
+# rank), the backbone runs on rank 0; tiny and r50, and MobileFaceNet (mbf, from the parity
+# file), in fp64 (every tensor within 1e-10 of exact) and in fp32 (arcface_torch's own fp32
+# error as the measure, golden_backbone.sh).
 set -euo pipefail
 golden=${PFC_GOLDEN:?}
-[ -f "$golden" ] || { echo "no golden file at $golden"; exit 77; }
+parity=${PFC_GOLDEN_PARITY:?}
+[ -f "$golden" ] && [ -f "$parity" ] || { echo "no golden files at $golden, $parity"; exit 77; }
 for k in 1 2 3 4; do
   for precision in fp64 fp32; do
     mpiexec -n "$k" "$PFC" golden "$golden" --case tiny/arcface_sr0.1 --case tiny/arcface_sr1 \
       --case r50/arcface_sr1 --precision "$precision" |
       grep -E "^(tiny|r50)/|^(loss|embeddings_grad|pfc.weight)|compared|^worst|^error /"
+    mpiexec -n "$k" "$PFC" golden "$parity" --case mbf/arcface_sr1 --precision "$precision" |
+      grep -E "^mbf/|^(loss|embeddings_grad|pfc.weight)|compared|^worst|^error /"
   done
 done

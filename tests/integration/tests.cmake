@@ -12,6 +12,8 @@ pfc_script_test(integration.golden_parity_all_ranks golden_parity.sh LABELS "int
                 TIMEOUT 1800 ARGS all)
 pfc_script_test(integration.train_smoke train_smoke.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_resume train_resume.sh LABELS "integration;mpi" TIMEOUT 600)
+pfc_script_test(integration.train_resume_mbf train_resume_mbf.sh LABELS "integration;mpi"
+                TIMEOUT 300)
 pfc_script_test(integration.train_resume_adamw train_resume_adamw.sh LABELS "integration;mpi"
                 TIMEOUT 300)
 pfc_script_test(integration.train_emulated train_emulated.sh LABELS "integration;mpi" TIMEOUT 300)

@@ -18,25 +18,8 @@ trap 'rm -rf "$out"' EXIT
 cd "${PFC_SOURCE_DIR:?}"
 losses() { grep -o "Loss [0-9.]*" "$1" | awk '{print $2}'; }
 
-# same_losses A B FIRST LAST: both metrics.h5 files log steps 1..LAST once each, in order (a
-# resume continues the file and drops the rows it recomputes), and /steps/loss of steps
-# FIRST..LAST agree to 1e-6 relative. Prints the largest relative difference.
-same_losses() {
-  "$python" - "$@" <<'PY'
-import sys, h5py
-a_path, b_path, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-def losses(path):
-    steps = h5py.File(path, "r")["steps"]
-    numbers = steps["step"][:].tolist()
-    if numbers != list(range(1, last + 1)):
-        sys.exit(f"{path}: logged steps {numbers}, expected 1..{last}")
-    return dict(zip(numbers, steps["loss"][:].tolist()))
-a, b = losses(a_path), losses(b_path)
-worst = max(abs(a[s] - b[s]) / abs(a[s]) for s in range(first, last + 1))
-print(f"steps {first}..{last}: largest relative loss difference {worst:.3g}")
-sys.exit(0 if worst <= 1e-6 else 1)
-PY
-}
+# same_losses A B FIRST LAST: the two runs' metrics.h5 log the same losses (same_losses.py).
+same_losses() { "$python" tests/integration/same_losses.py "$@"; }
 
 for method in mp pfc; do
   rate=1.0; [ $method = pfc ] && rate=0.1

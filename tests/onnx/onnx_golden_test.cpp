@@ -1,4 +1,5 @@
-// pfc's ONNX export against arcface_torch itself: tiny and r50 rebuilt from the golden fill
+// pfc's ONNX export against arcface_torch itself: tiny, r50 and mbf (MobileFaceNet, from the
+// parity file: grouped and depthwise convolutions, the GDC head) rebuilt from the golden fill
 // rule, with the batch-norm running statistics of the golden case, exported and run by
 // onnxruntime. Its embeddings must be arcface_torch's inference-mode embeddings
 // (`eval_embeddings`, float64) within the golden tolerance: max(1e-4, 4 x arcface_torch's own
@@ -51,10 +52,10 @@ TEST_P(OnnxGolden, OnnxruntimeComputesArcfaceTorchEvalEmbeddings) {
   const std::string python = test::onnxruntime_python();
   if (python.empty()) GTEST_SKIP() << "PyPI cannot be reached: no onnxruntime to run the model";
   const std::string group = GetParam();
-  const GoldenFile file(test::golden_path());
+  const GoldenFile file(group == "mbf" ? test::parity_golden_path() : test::golden_path());
   const GoldenNetwork network = file.network(group);
   CpuBackend backend;
-  const auto model = golden_iresnet(file, network, backend, DType::f32);
+  const auto model = golden_backbone(file, network, backend, DType::f32);
   for (Buffer* b : model->buffers()) {
     const auto stats = file.reference(group, kCase, "running_stats/" + b->name);
     ASSERT_TRUE(stats.has_value()) << b->name;
@@ -92,10 +93,10 @@ TEST_P(OnnxGolden, OnnxruntimeComputesArcfaceTorchEvalEmbeddings) {
               "(arcface_torch's fp32: %.2e; tolerance %.1e); model %.1f MB\n",
               group.c_str(), worst, torch_error, tolerance, fs::file_size(path) / 1e6);
   EXPECT_LE(worst, tolerance) << group;
-  if (!HasFailure()) fs::remove(path);  // 39 MB (tiny), 175 MB (r50)
+  if (!HasFailure()) fs::remove(path);  // 39 MB (tiny), 175 MB (r50), 8 MB (mbf)
 }
 
-INSTANTIATE_TEST_SUITE_P(Networks, OnnxGolden, ::testing::Values("tiny", "r50"));
+INSTANTIATE_TEST_SUITE_P(Networks, OnnxGolden, ::testing::Values("tiny", "r50", "mbf"));
 
 }  // namespace
 }  // namespace pfc

@@ -11,20 +11,22 @@ Tensor t(Backend& b, const Shape& shape, DType dtype) {
   return b.zeros(shape, dtype, MemoryPurpose::activations);
 }
 
-Conv2dGeometry geometry() {
+// 6x6 maps, a 3x3 kernel of stride 2: `in` channels to `out` in `groups` groups.
+Conv2dGeometry geometry(std::int64_t in, std::int64_t out, std::int64_t groups) {
   Conv2dGeometry g;
   g.batch = 2;
   g.in_h = g.in_w = 6;
-  g.in_channels = 3;
-  g.out_channels = 4;
+  g.in_channels = in;
+  g.out_channels = out;
+  g.groups = groups;
   g.kernel = 3;
   g.stride = 2;
   g.pad = 1;
   return g;
 }
 
-void conv(Backend& b, DType dtype, const Shape& filter) {
-  const Conv2dGeometry g = geometry();
+void conv(Backend& b, DType dtype, const Shape& filter,
+          const Conv2dGeometry& g = geometry(3, 4, 1)) {
   Tensor x = t(b, g.input_shape(), dtype), w = t(b, filter, dtype),
          y = t(b, g.output_shape(), dtype);
   b.conv2d_forward(g, x, w, y);
@@ -111,6 +113,22 @@ std::vector<OperandCase> operand_check_cases() {
       {"conv with an OIHW filter",
        [](Backend& b) {
          conv(b, DType::f32, {4, 3, 3, 3 + 1});
+       }},
+      {"grouped conv f32",
+       [](Backend& b) {
+         conv(b, DType::f32, {6, 3, 3, 2}, geometry(4, 6, 2));
+       }},
+      {"depthwise conv f16",
+       [](Backend& b) {
+         conv(b, DType::f16, {4, 3, 3, 1}, geometry(4, 4, 4));
+       }},
+      {"grouped conv with a dense filter",
+       [](Backend& b) {
+         conv(b, DType::f32, {6, 3, 3, 4}, geometry(4, 6, 2));
+       }},
+      {"conv of groups that do not divide the channels",
+       [](Backend& b) {
+         conv(b, DType::f32, {4, 3, 3, 1}, geometry(3, 4, 3));
        }},
       {"batchnorm f32", [](Backend& b) { batchnorm(b, DType::f32, DType::f32, 8); }},
       {"batchnorm f16 x, f32 parameters",

@@ -18,6 +18,10 @@ std::string env_or(const char* name, const char* fallback) {
 std::string golden_path() {
   return env_or("PFC_GOLDEN", "../shared/golden/iresnet_arcface_torch_f64.h5");
 }
+std::string parity_golden_path() {
+  return (std::filesystem::path(golden_path()).parent_path() / "arcface_torch_parity_f64.h5")
+      .string();
+}
 std::string source_dir() { return env_or("PFC_SOURCE_DIR", "."); }
 std::string binary_dir() { return env_or("PFC_BINARY_DIR", "build"); }
 

@@ -1,4 +1,4 @@
-// Blocks per stage of each backbone name.
+// The family and blocks per stage of each backbone name.
 #include <gtest/gtest.h>
 
 #include "config/network_layers.h"
@@ -36,8 +36,27 @@ TEST(ConfigNetworkLayers, NamedNetworkIgnoresLayers) {
   EXPECT_EQ(network_layers(cfg), (Layers{3, 4, 14, 3}));
 }
 
+TEST(ConfigNetworkLayers, MobileFaceNets) {
+  EXPECT_EQ(layers_of("mbf"), (Layers{1, 4, 6, 2}));
+  EXPECT_EQ(layers_of("mbf_large"), (Layers{2, 8, 12, 4}));
+  Config cfg;
+  cfg.network = "mbf";
+  EXPECT_EQ(network_family(cfg), NetworkFamily::mobilefacenet);
+  EXPECT_EQ(mobilefacenet_scale(cfg), 2);
+  cfg.network = "mbf_large";
+  EXPECT_EQ(mobilefacenet_scale(cfg), 4);
+  cfg.network = "r100";
+  EXPECT_EQ(network_family(cfg), NetworkFamily::iresnet);
+  EXPECT_THROW(mobilefacenet_scale(cfg), UsageError);
+  cfg.network = "custom";
+  EXPECT_EQ(network_family(cfg), NetworkFamily::iresnet);
+}
+
 TEST(ConfigNetworkLayers, UnknownNameIsAUsageError) {
   EXPECT_THROW(layers_of("r152"), UsageError);
+  Config cfg;
+  cfg.network = "vit_t";
+  EXPECT_THROW(network_family(cfg), UsageError);
 }
 
 }  // namespace

@@ -347,6 +347,73 @@ config.num_classes = 360232
   EXPECT_EQ(cfg.batch_size, 64);
 }
 
+// The MobileFaceNet configs in both of arcface_torch's forms: margin_list (ms1mv3_mbf.py) and
+// the older loss/decay_epoch one (glint360k_mbf.py).
+TEST_F(ArcfaceConfig, MobileFaceNetConfigsLoad) {
+  const fs::path ms1mv3 = write("ms1mv3_mbf_like.py", with_header(R"(
+config.margin_list = (1.0, 0.5, 0.0)
+config.network = "mbf"
+config.resume = False
+config.output = None
+config.embedding_size = 512
+config.sample_rate = 1.0
+config.fp16 = True
+config.momentum = 0.9
+config.weight_decay = 1e-4
+config.batch_size = 128
+config.lr = 0.1
+config.verbose = 2000
+config.dali = False
+config.rec = "/train_tmp/ms1m-retinaface-t1"
+config.num_classes = 93431
+config.num_image = 5179510
+config.num_epoch = 40
+config.warmup_epoch = 0
+config.val_targets = ['lfw', 'cfp_fp', "agedb_30"]
+)"));
+  const Config cfg = load_config(ms1mv3.string(), {"device=cpu"});
+  EXPECT_EQ(cfg.network, "mbf");
+  EXPECT_EQ(cfg.image_size, 112);
+  EXPECT_EQ(cfg.embedding_size, 512);
+  EXPECT_EQ(cfg.val_targets, (std::vector<std::string>{"lfw", "cfp_fp", "agedb_30"}));
+
+  const fs::path glint = write("glint360k_mbf_like.py", with_header(R"(
+config.loss = "arcface"
+config.network = "mbf"
+config.resume = False
+config.output = None
+config.embedding_size = 512
+config.sample_rate = 1.0
+config.fp16 = True
+config.momentum = 0.9
+config.weight_decay = 5e-4
+config.batch_size = 128
+config.lr = 0.1  # batch size is 512
+
+config.rec = "/train_tmp/glint360k"
+config.num_classes = 360232
+config.num_image = 17091657
+config.num_epoch = 20
+config.warmup_epoch = -1
+config.decay_epoch = [8, 12, 15, 18]
+config.val_targets = ["lfw", "cfp_fp", "agedb_30"]
+)"));
+  const Config old_style = load_config(glint.string(), {"device=cpu"});
+  EXPECT_EQ(old_style.network, "mbf");
+  EXPECT_EQ(old_style.margin_list, (std::array<double, 3>{1.0, 0.5, 0.0}));
+  EXPECT_EQ(old_style.lr_schedule, "step");
+}
+
+TEST_F(ArcfaceConfig, MobileFaceNetAtAnotherImageSizeIsRefused) {
+  const fs::path file = write("mbf_96.py", with_header(R"(
+config.network = "mbf"
+config.num_classes = 1000
+)"));
+  const std::string why =
+      test::usage_error([&] { load_config(file.string(), {"device=cpu", "image_size=96"}); });
+  EXPECT_NE(why.find("needs image_size = 112"), std::string::npos) << why;
+}
+
 TEST_F(ArcfaceConfig, MistakesNameTheFileAndLine) {
   const std::pair<std::string, std::string> cases[] = {
       {"config.network = \"vit_t_dp005_mask0\"\n",

@@ -38,8 +38,8 @@ TEST(ConfigValidate, EachLimitIsReported) {
       {{"method=fc"}, "key 'method' in --set method=fc must be one of dp|mp|pfc, got \"fc\""},
       {{"device=tpu"}, "key 'device' in --set device=tpu must be one of cpu|cuda|meta, got \"tpu\""},
       {{"network=r152"},
-       "key 'network' in --set network=r152 must be one of r18|r34|r50|r100|r200|custom, got "
-       "\"r152\""},
+       "key 'network' in --set network=r152 must be one of "
+       "r18|r34|r50|r100|r200|custom|mbf|mbf_large, got \"r152\""},
       {{"lr_schedule=cosine"},
        "key 'lr_schedule' in --set lr_schedule=cosine must be one of step|polynomial, got "
        "\"cosine\""},
@@ -77,6 +77,14 @@ TEST(ConfigValidate, EachLimitIsReported) {
       {{"image_size=100"},
        "key 'image_size' in --set image_size=100 must be a multiple of 16 (four stride-2 "
        "stages), got 100"},
+      {{"network=mbf", "image_size=128"},
+       "network = \"mbf\" (--set network=mbf) needs image_size = 112 (its GDC head is a 7x7 "
+       "convolution over the 7x7 map that four stride-2 stages leave), got image_size = 128 "
+       "(--set image_size=128)"},
+      {{"network=mbf_large", "image_size=96"},
+       "network = \"mbf_large\" (--set network=mbf_large) needs image_size = 112 (its GDC head "
+       "is a 7x7 convolution over the 7x7 map that four stride-2 stages leave), got image_size "
+       "= 96 (--set image_size=96)"},
       {{"network=custom"},
        "network = \"custom\" (--set network=custom) needs layers = 4 positive integers (blocks "
        "per stage), got layers = [] (the default)"},
@@ -142,6 +150,11 @@ TEST(ConfigValidate, NamesWhereEachKeyWasSet) {
             "key 'batch_size' (the default) must be >= 1, got 0");
   EXPECT_EQ(usage_error([&] { validate_config(cfg, {{"batch_size", "jobs/a.toml:4"}}); }),
             "key 'batch_size' in jobs/a.toml:4 must be >= 1, got 0");
+}
+
+TEST(ConfigValidate, MobileFaceNetAt112IsValid) {
+  EXPECT_NO_THROW(parse_config("network = \"mbf\"\n", "x.toml", {}));
+  EXPECT_NO_THROW(parse_config("", "x.toml", {"network=mbf_large", "image_size=112"}));
 }
 
 TEST(ConfigValidate, LayersMatterOnlyForCustom) {

@@ -27,7 +27,7 @@ class OnnxModel : public ::testing::Test {
  protected:
   void SetUp() override {
     network_ = file_.network("tiny");
-    model_ = golden_iresnet(file_, network_, backend_, DType::f32);
+    model_ = golden_backbone(file_, network_, backend_, DType::f32);
   }
 
   OnnxExportSource source() const {
@@ -50,7 +50,7 @@ class OnnxModel : public ::testing::Test {
   GoldenFile file_{test::golden_path()};
   GoldenNetwork network_;
   CpuBackend backend_;
-  std::unique_ptr<IResNet> model_;
+  std::unique_ptr<Backbone> model_;
 };
 
 void expect_shape(const onnx::ValueInfoProto& info, const std::vector<std::string>& dims) {

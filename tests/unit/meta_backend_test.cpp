@@ -93,6 +93,47 @@ TEST(MetaBackend, ConvolutionsCountTwoFlopsPerMultiplyAdd) {
   EXPECT_EQ(fwd.bytes_written, 2.0 * 72);
 }
 
+TEST(MetaBackend, GroupedConvolutionsCountTheirGroupsInputsOnly) {
+  MetaBackend meta(BackendKind::cpu);
+  // 4 -> 6 channels in 2 groups, then a depthwise 3x3 of the 6: an output channel reads
+  // its own group's 2 inputs, or its one channel.
+  Conv2dGeometry g;
+  g.batch = 2;
+  g.in_h = g.in_w = 5;
+  g.in_channels = 4;
+  g.out_channels = 6;
+  g.groups = 2;
+  g.kernel = 3;
+  g.stride = 2;
+  g.pad = 1;  // 5x5 -> 3x3
+  Conv2dGeometry depthwise = g;
+  depthwise.in_h = depthwise.in_w = 3;
+  depthwise.in_channels = depthwise.groups = 6;
+  depthwise.stride = 1;  // 3x3 -> 3x3
+  for (const Conv2dGeometry& c : {g, depthwise}) {
+    Tensor x = meta.empty(c.input_shape(), DType::f64, MemoryPurpose::activations);
+    Tensor w = meta.empty(c.filter_shape(), DType::f64, MemoryPurpose::weights);
+    Tensor y = meta.empty(c.output_shape(), DType::f64, MemoryPurpose::activations);
+    meta.conv2d_forward(c, x, w, y);
+    meta.conv2d_backward_data(c, y, w, x);
+    meta.conv2d_backward_filter(c, x, y, w);
+  }
+  // 2 images x 3 x 3 pixels x 6 channels = 108 outputs of 3 x 3 x 2 = 18 multiply-adds, then
+  // 108 of 3 x 3 x 1 = 9.
+  const double flops = 2.0 * 108 * 18 + 2.0 * 108 * 9;
+  for (const char* op : {"conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter"}) {
+    const Work& work = meta.tally().by_primitive().at(op);
+    EXPECT_EQ(work.calls, 2) << op;
+    EXPECT_EQ(work.other_flops, flops) << op;  // f64: no tensor cores
+    EXPECT_EQ(work.tensor_flops, 0) << op;
+  }
+  // Bytes of the filters [6, 3, 3, 2] and [6, 3, 3, 1]: x 2*5*5*4 and 2*3*3*6, w 108 and 54,
+  // y twice 2*3*3*6 elements of 8 bytes.
+  const Work& fwd = meta.tally().by_primitive().at("conv2d_forward");
+  EXPECT_EQ(fwd.bytes_read, 8.0 * (200 + 108 + 108 + 54));
+  EXPECT_EQ(fwd.bytes_written, 8.0 * (108 + 108));
+}
+
 TEST(MetaBackend, GemmsCountTwoFlopsPerMultiplyAddAndReadCWhenBetaKeepsIt) {
   MetaBackend meta(BackendKind::cuda);
   // c [3, 4] = a^T [3, 5] * b [5, 4], f32: not on tensor cores.

@@ -243,7 +243,7 @@ TEST(FlatParameters, BackwardThroughTheViewsGivesTheSameGradients) {
 }
 
 // Three steps of one flat update and one flat refresh against the per-tensor loop and
-// IResNet::refresh_working_copies on a twin model; f32 (no working copies), f16 (f16 copies)
+// Backbone::refresh_working_copies on a twin model; f32 (no working copies), f16 (f16 copies)
 // and f64 (f64 masters).
 TEST(FlatParameters, OneUpdateAndOneRefreshEqualThePerTensorForms) {
   for (DType activations : {DType::f32, DType::f16, DType::f64}) {

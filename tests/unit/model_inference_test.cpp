@@ -1,27 +1,21 @@
-// The backbone in inference mode (PyTorch's model.eval()): arcface_torch's own eval_embeddings
-// of the golden file (tiny and r50, after the one training forward that set the running
+// The backbones in inference mode (PyTorch's model.eval()): arcface_torch's own eval_embeddings
+// of the golden files (tiny, r50 and mbf, after the one training forward that set the running
 // statistics), batch-size independence, one image at a time, nothing kept for a backward and
-// the running statistics untouched.
+// the running statistics untouched, for a small iresnet and for MobileFaceNet.
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 
 #include "app/golden_backbone.h"
 #include "backend/cpu/cpu_backend.h"
 #include "io/golden_file.h"
 #include "model/iresnet.h"
+#include "model/mobilefacenet.h"
 #include "support/gradient_checker.h"
 #include "support/test_paths.h"
 
 namespace pfc {
 namespace {
-
-std::string golden_f64_path() {
-  return (std::filesystem::path(test::golden_path()).parent_path() /
-          "iresnet_arcface_torch_f64.h5")
-      .string();
-}
 
 double relative_l2(const Tensor& ours, const Tensor& reference) {
   double diff = 0, norm = 0;
@@ -41,20 +35,13 @@ struct GoldenRun {
 // The golden problem: parameters by the fill rule, one training forward on the stored input
 // (running statistics from 0 and 1), then the inference forward of the same input.
 GoldenRun run_golden(const std::string& group, DType activations) {
-  const GoldenFile file(golden_f64_path());
+  const GoldenFile file(group == "mbf" ? test::parity_golden_path() : test::golden_path());
   const GoldenNetwork network = file.network(group);
   CpuBackend backend;
-  IResNetOptions options;
-  options.layers = network.layers;
-  options.image_size = network.image_size;
-  options.embedding_size = network.embedding_size;
-  options.activations = activations;
-  IResNet model(backend, options);
-  for (const std::string& name : file.parameter_names(group))
-    model.import_parameter(name, file.parameter(group, name));
+  const std::unique_ptr<Backbone> model = golden_backbone(file, network, backend, activations);
   const Tensor images = nchw_to_nhwc(file.input(group));
-  model.forward(images, ForwardMode::training);
-  const Tensor ours = backend.to_host(model.forward(images, ForwardMode::inference));
+  model->forward(images, ForwardMode::training);
+  const Tensor ours = backend.to_host(model->forward(images, ForwardMode::inference));
   const auto reference = file.reference(group, "arcface_sr1", "eval_embeddings");
   EXPECT_TRUE(reference.has_value()) << group << " has no eval_embeddings";
   if (!reference) return {};
@@ -85,17 +72,35 @@ TEST(ModelInference, R50MatchesArcfaceTorchEvalF32) {
   RecordProperty("relative_error", fmt::format("{:.2e}", run.error));
 }
 
-IResNetOptions small_options() {
+TEST(ModelInference, MbfMatchesArcfaceTorchEvalF32) {
+  const GoldenRun run = run_golden("mbf", DType::f32);
+  EXPECT_LE(run.error, run.tolerance);
+  RecordProperty("relative_error", fmt::format("{:.2e}", run.error));
+}
+
+TEST(ModelInference, MbfMatchesArcfaceTorchEvalF64) {
+  const GoldenRun run = run_golden("mbf", DType::f64);
+  EXPECT_LE(run.error, run.tolerance);
+}
+
+// A small iresnet (32x32 images), or get_mbf (112x112).
+std::unique_ptr<Backbone> small_network(Backend& backend, const std::string& which) {
+  if (which == "mbf") return std::make_unique<MobileFaceNet>(backend, MobileFaceNetOptions{});
   IResNetOptions o;
   o.layers = {1, 1, 1, 1};
   o.widths = {8, 8, 16, 16};
   o.image_size = 32;
   o.embedding_size = 12;
-  return o;
+  return std::make_unique<IResNet>(backend, o);
+}
+
+Tensor random_images(const Backbone& model, std::int64_t n, std::uint64_t seed) {
+  const std::int64_t s = model.image_size();
+  return test::random_uniform({n, s, s, 3}, DType::f32, seed);
 }
 
 // Random running statistics, as a trained network has.
-void randomise_buffers(IResNet& model, Backend& backend) {
+void randomise_buffers(Backbone& model, Backend& backend) {
   std::uint64_t seed = 100;
   for (Buffer* b : model.buffers()) {
     const bool var = b->name.ends_with("running_var");
@@ -105,12 +110,15 @@ void randomise_buffers(IResNet& model, Backend& backend) {
   }
 }
 
-TEST(ModelInference, EachImageAloneGivesItsBatchedEmbedding) {
+class ModelInferenceOf : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ModelInferenceOf, EachImageAloneGivesItsBatchedEmbedding) {
   CpuBackend backend;
-  IResNet model(backend, small_options());
+  const std::unique_ptr<Backbone> network = small_network(backend, GetParam());
+  Backbone& model = *network;
   model.initialize(7);
   randomise_buffers(model, backend);
-  const Tensor images = test::random_uniform({5, 32, 32, 3}, DType::f32, 8);
+  const Tensor images = random_images(model, 5, 8);
   const Tensor batched = backend.to_host(model.forward(images, ForwardMode::inference));
   for (std::int64_t i = 0; i < 5; ++i) {
     const Tensor alone = backend.to_host(model.forward(images.rows(i, i + 1),
@@ -120,14 +128,15 @@ TEST(ModelInference, EachImageAloneGivesItsBatchedEmbedding) {
   }
 }
 
-TEST(ModelInference, KeepsNothingAndLeavesRunningStatisticsAlone) {
+TEST_P(ModelInferenceOf, KeepsNothingAndLeavesRunningStatisticsAlone) {
   CpuBackend backend;
-  IResNet model(backend, small_options());
+  const std::unique_ptr<Backbone> network = small_network(backend, GetParam());
+  Backbone& model = *network;
   model.initialize(9);
   randomise_buffers(model, backend);
   std::vector<Tensor> before;
   for (const Buffer* b : model.buffers()) before.push_back(backend.to_host(b->value));
-  const Tensor images = test::random_uniform({3, 32, 32, 3}, DType::f32, 10);
+  const Tensor images = random_images(model, 3, 10);
   model.forward(images, ForwardMode::inference);  // anything a first call sets up stays
   const MemoryLedger& ledger = backend.allocator().ledger();
   const std::int64_t in_use = ledger.snapshot().total_in_use;
@@ -142,18 +151,21 @@ TEST(ModelInference, KeepsNothingAndLeavesRunningStatisticsAlone) {
                               model.buffers()[i]->name);
 }
 
-TEST(ModelInference, DiffersFromTrainingModeByTheStatistics) {
+TEST_P(ModelInferenceOf, DiffersFromTrainingModeByTheStatistics) {
   // A guard that the mode reaches every batch-norm: with running statistics far from the
   // batch's, the two modes must disagree.
   CpuBackend backend;
-  IResNet model(backend, small_options());
+  const std::unique_ptr<Backbone> network = small_network(backend, GetParam());
+  Backbone& model = *network;
   model.initialize(11);
   randomise_buffers(model, backend);
-  const Tensor images = test::random_uniform({4, 32, 32, 3}, DType::f32, 12);
+  const Tensor images = random_images(model, 4, 12);
   const Tensor eval = backend.to_host(model.forward(images, ForwardMode::inference));
   const Tensor train = backend.to_host(model.forward(images, ForwardMode::training));
   EXPECT_GT(relative_l2(train, eval), 1e-2);
 }
+
+INSTANTIATE_TEST_SUITE_P(Networks, ModelInferenceOf, ::testing::Values("iresnet", "mbf"));
 
 }  // namespace
 }  // namespace pfc

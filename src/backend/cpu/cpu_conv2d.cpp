@@ -1,8 +1,10 @@
-// CPU convolution: NHWC activations, OHWI filters, any square kernel, stride and padding.
-// Each is a GEMM over an im2col matrix whose row is one output pixel and whose columns are
-// (kh, kw, c) in the filter's own order, so OHWI filters are already the GEMM's [out, K*K*C]
-// operand. Images are processed in chunks that bound the im2col buffer. The forward pass of
-// f32 tensors is computed in f64 (see in_f64).
+// CPU convolution: NHWC activations, OHWI filters, any square kernel, stride, padding and
+// group count. Each is a GEMM per group over an im2col matrix whose row is one output pixel
+// and whose columns are (group, kh, kw, c): group g's (kh, kw, c) block sits at column
+// g * K*K*Cg, in the filter's own order, so the OHWI filter rows of group g are already that
+// GEMM's [out/groups, K*K*Cg] operand and the group's A operand is the block read with the
+// whole row as leading dimension. Images are processed in chunks that bound the im2col buffer.
+// The forward pass of f32 tensors is computed in f64 (see in_f64).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -21,7 +23,10 @@ namespace {
 constexpr std::int64_t kColumnBudget = std::int64_t{8} << 20;
 
 struct ConvDims {
-  std::int64_t oh, ow, pixels_in, pixels_out, patch;  // patch = K*K*C
+  std::int64_t oh, ow, pixels_in, pixels_out;
+  std::int64_t in_group, out_group;  // channels per group (Cg in, out / groups)
+  std::int64_t group_patch;          // K*K*Cg: one group's GEMM depth
+  std::int64_t patch;                // K*K*C: an im2col row (every group's block)
   bool direct;  // 1x1, stride 1, pad 0: the input already is the im2col matrix
 
   explicit ConvDims(const Conv2dGeometry& g)
@@ -29,6 +34,9 @@ struct ConvDims {
         ow(g.out_w()),
         pixels_in(g.in_h * g.in_w),
         pixels_out(oh * ow),
+        in_group(g.in_per_group()),
+        out_group(g.out_per_group()),
+        group_patch(g.kernel * g.kernel * in_group),
         patch(g.kernel * g.kernel * g.in_channels),
         direct(g.kernel == 1 && g.stride == 1 && g.pad == 0) {}
 
@@ -50,25 +58,28 @@ std::unique_ptr<T[]> scratch(const ConvDims& d, std::int64_t images) {
   return std::unique_ptr<T[]>(new T[static_cast<std::size_t>(scratch_elements(d, images))]);
 }
 
-// col [images * pixels_out, patch] from x [images, H, W, C]; padding reads as zero.
+// col [images * pixels_out, patch] from x [images, H, W, C]; padding reads as zero. A row
+// holds, for each group, its K*K runs of Cg channels.
 template <class T>
 void im2col(const Conv2dGeometry& g, const ConvDims& d, const T* x, std::int64_t images, T* col) {
-  const std::int64_t c = g.in_channels, k = g.kernel;
-  const std::size_t run = static_cast<std::size_t>(c) * sizeof(T);
+  const std::int64_t c = g.in_channels, cg = d.in_group, k = g.kernel;
+  const std::size_t run = static_cast<std::size_t>(cg) * sizeof(T);
   for (std::int64_t n = 0; n < images; ++n) {
     const T* xn = x + n * d.pixels_in * c;
     for (std::int64_t oy = 0; oy < d.oh; ++oy) {
       for (std::int64_t ox = 0; ox < d.ow; ++ox) {
         T* row = col + ((n * d.oh + oy) * d.ow + ox) * d.patch;
-        for (std::int64_t ky = 0; ky < k; ++ky) {
-          const std::int64_t iy = oy * g.stride - g.pad + ky;
-          for (std::int64_t kx = 0; kx < k; ++kx) {
-            const std::int64_t ix = ox * g.stride - g.pad + kx;
-            T* dst = row + (ky * k + kx) * c;
-            if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) {
-              std::memset(dst, 0, run);
-            } else {
-              std::memcpy(dst, xn + (iy * g.in_w + ix) * c, run);
+        for (std::int64_t grp = 0; grp < g.groups; ++grp) {
+          for (std::int64_t ky = 0; ky < k; ++ky) {
+            const std::int64_t iy = oy * g.stride - g.pad + ky;
+            for (std::int64_t kx = 0; kx < k; ++kx) {
+              const std::int64_t ix = ox * g.stride - g.pad + kx;
+              T* dst = row + grp * d.group_patch + (ky * k + kx) * cg;
+              if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) {
+                std::memset(dst, 0, run);
+              } else {
+                std::memcpy(dst, xn + (iy * g.in_w + ix) * c + grp * cg, run);
+              }
             }
           }
         }
@@ -80,22 +91,24 @@ void im2col(const Conv2dGeometry& g, const ConvDims& d, const T* x, std::int64_t
 // dx [images, H, W, C] = the sum of every col entry into the input pixel it was read from.
 template <class T>
 void col2im(const Conv2dGeometry& g, const ConvDims& d, const T* col, std::int64_t images, T* dx) {
-  const std::int64_t c = g.in_channels, k = g.kernel;
+  const std::int64_t c = g.in_channels, cg = d.in_group, k = g.kernel;
   std::fill(dx, dx + images * d.pixels_in * c, T(0));
   for (std::int64_t n = 0; n < images; ++n) {
     T* dxn = dx + n * d.pixels_in * c;
     for (std::int64_t oy = 0; oy < d.oh; ++oy) {
       for (std::int64_t ox = 0; ox < d.ow; ++ox) {
         const T* row = col + ((n * d.oh + oy) * d.ow + ox) * d.patch;
-        for (std::int64_t ky = 0; ky < k; ++ky) {
-          const std::int64_t iy = oy * g.stride - g.pad + ky;
-          if (iy < 0 || iy >= g.in_h) continue;
-          for (std::int64_t kx = 0; kx < k; ++kx) {
-            const std::int64_t ix = ox * g.stride - g.pad + kx;
-            if (ix < 0 || ix >= g.in_w) continue;
-            const T* src = row + (ky * k + kx) * c;
-            T* dst = dxn + (iy * g.in_w + ix) * c;
-            for (std::int64_t ch = 0; ch < c; ++ch) dst[ch] += src[ch];
+        for (std::int64_t grp = 0; grp < g.groups; ++grp) {
+          for (std::int64_t ky = 0; ky < k; ++ky) {
+            const std::int64_t iy = oy * g.stride - g.pad + ky;
+            if (iy < 0 || iy >= g.in_h) continue;
+            for (std::int64_t kx = 0; kx < k; ++kx) {
+              const std::int64_t ix = ox * g.stride - g.pad + kx;
+              if (ix < 0 || ix >= g.in_w) continue;
+              const T* src = row + grp * d.group_patch + (ky * k + kx) * cg;
+              T* dst = dxn + (iy * g.in_w + ix) * c + grp * cg;
+              for (std::int64_t ch = 0; ch < cg; ++ch) dst[ch] += src[ch];
+            }
           }
         }
       }
@@ -103,6 +116,8 @@ void col2im(const Conv2dGeometry& g, const ConvDims& d, const T* col, std::int64
   }
 }
 
+// In both layouts (im2col rows, or the input itself when direct) group g's block of a row
+// starts group_patch * g elements in, and a row is `patch` long.
 template <class T>
 void forward(const Conv2dGeometry& g, const T* x, const T* w, T* y) {
   const ConvDims d(g);
@@ -115,9 +130,12 @@ void forward(const Conv2dGeometry& g, const T* x, const T* w, T* y) {
       im2col(g, d, a, images, col.get());
       a = col.get();
     }
-    // y [rows, out] = col [rows, patch] * w^T with w [out, patch]
-    cpu::blas_gemm(false, true, images * d.pixels_out, g.out_channels, d.patch, T(1), a, d.patch, w,
-                   d.patch, T(0), y + n0 * d.pixels_out * g.out_channels, g.out_channels);
+    T* ys = y + n0 * d.pixels_out * g.out_channels;
+    // y_g [rows, out_g] = col_g [rows, K*K*Cg] * w_g^T with w_g [out_g, K*K*Cg]
+    for (std::int64_t grp = 0; grp < g.groups; ++grp)
+      cpu::blas_gemm(false, true, images * d.pixels_out, d.out_group, d.group_patch, T(1),
+                     a + grp * d.group_patch, d.patch, w + grp * d.out_group * d.group_patch,
+                     d.group_patch, T(0), ys + grp * d.out_group, g.out_channels);
   }
 }
 
@@ -130,10 +148,13 @@ void backward_data(const Conv2dGeometry& g, const T* dy, const T* w, T* dx) {
     const std::int64_t images = std::min(chunk, g.batch - n0);
     T* dxs = dx + n0 * d.pixels_in * g.in_channels;
     T* dcol = d.direct ? dxs : col.get();
-    // dcol [rows, patch] = dy [rows, out] * w [out, patch]
-    cpu::blas_gemm(false, false, images * d.pixels_out, d.patch, g.out_channels, T(1),
-                   dy + n0 * d.pixels_out * g.out_channels, g.out_channels, w, d.patch, T(0), dcol,
-                   d.patch);
+    const T* dys = dy + n0 * d.pixels_out * g.out_channels;
+    // dcol_g [rows, K*K*Cg] = dy_g [rows, out_g] * w_g [out_g, K*K*Cg]
+    for (std::int64_t grp = 0; grp < g.groups; ++grp)
+      cpu::blas_gemm(false, false, images * d.pixels_out, d.group_patch, d.out_group, T(1),
+                     dys + grp * d.out_group, g.out_channels,
+                     w + grp * d.out_group * d.group_patch, d.group_patch, T(0),
+                     dcol + grp * d.group_patch, d.patch);
     if (!d.direct) col2im(g, d, dcol, images, dxs);
   }
 }
@@ -142,7 +163,7 @@ template <class T>
 void backward_filter(const Conv2dGeometry& g, const T* x, const T* dy, T* dw) {
   const ConvDims d(g);
   if (g.batch == 0) {
-    std::fill(dw, dw + g.out_channels * d.patch, T(0));
+    std::fill(dw, dw + g.out_channels * d.group_patch, T(0));
     return;
   }
   const std::int64_t chunk = d.images_per_chunk(g.batch);
@@ -154,10 +175,12 @@ void backward_filter(const Conv2dGeometry& g, const T* x, const T* dy, T* dw) {
       im2col(g, d, b, images, col.get());
       b = col.get();
     }
-    // dw [out, patch] (+)= dy^T [out, rows] * col [rows, patch]
-    cpu::blas_gemm(true, false, g.out_channels, d.patch, images * d.pixels_out, T(1),
-                   dy + n0 * d.pixels_out * g.out_channels, g.out_channels, b, d.patch,
-                   T(n0 == 0 ? 0 : 1), dw, d.patch);
+    const T* dys = dy + n0 * d.pixels_out * g.out_channels;
+    // dw_g [out_g, K*K*Cg] (+)= dy_g^T [out_g, rows] * col_g [rows, K*K*Cg]
+    for (std::int64_t grp = 0; grp < g.groups; ++grp)
+      cpu::blas_gemm(true, false, d.out_group, d.group_patch, images * d.pixels_out, T(1),
+                     dys + grp * d.out_group, g.out_channels, b + grp * d.group_patch, d.patch,
+                     T(n0 == 0 ? 0 : 1), dw + grp * d.out_group * d.group_patch, d.group_patch);
   }
 }
 

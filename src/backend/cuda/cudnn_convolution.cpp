@@ -18,9 +18,9 @@ namespace pfc::cuda {
 namespace {
 
 std::string describe(const Conv2dGeometry& g, DType dtype) {
-  return fmt::format("conv {}x{} stride {} pad {} {} [{}, {}, {}, {}] -> {} channels", g.kernel,
-                     g.kernel, g.stride, g.pad, dtype_name(dtype), g.batch, g.in_h, g.in_w,
-                     g.in_channels, g.out_channels);
+  return fmt::format("conv {}x{} stride {} pad {} groups {} {} [{}, {}, {}, {}] -> {} channels",
+                     g.kernel, g.kernel, g.stride, g.pad, g.groups, dtype_name(dtype), g.batch,
+                     g.in_h, g.in_w, g.in_channels, g.out_channels);
 }
 
 int narrow(std::int64_t v, const Conv2dGeometry& g, DType dtype) {
@@ -131,8 +131,8 @@ CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, DeviceArena& arena)
 CudnnConvolution::~CudnnConvolution() = default;
 
 CudnnConvolution::Plan& CudnnConvolution::plan(const Conv2dGeometry& g, DType dtype) {
-  const Key key{g.batch,  g.in_h,   g.in_w, g.in_channels,          g.out_channels,
-                g.kernel, g.stride, g.pad,  static_cast<int>(dtype)};
+  const Key key{g.batch,  g.in_h,   g.in_w, g.in_channels, g.out_channels,
+                g.kernel, g.stride, g.pad,  g.groups,      static_cast<int>(dtype)};
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
 
   auto p = std::make_unique<Plan>();
@@ -147,7 +147,7 @@ CudnnConvolution::Plan& CudnnConvolution::plan(const Conv2dGeometry& g, DType dt
       narrow(g.out_h(), g, dtype), narrow(g.out_w(), g, dtype)));
   PFC_CHECK_CUDNN(cudnnSetFilter4dDescriptor(
       p->w, type, CUDNN_TENSOR_NHWC, narrow(g.out_channels, g, dtype),
-      narrow(g.in_channels, g, dtype), narrow(g.kernel, g, dtype), narrow(g.kernel, g, dtype)));
+      narrow(g.in_per_group(), g, dtype), narrow(g.kernel, g, dtype), narrow(g.kernel, g, dtype)));
   const int pad = narrow(g.pad, g, dtype), stride = narrow(g.stride, g, dtype);
   const cudnnMathType_t math = dtype == DType::f16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
   for (cudnnConvolutionDescriptor_t conv :
@@ -155,6 +155,8 @@ CudnnConvolution::Plan& CudnnConvolution::plan(const Conv2dGeometry& g, DType dt
     // Accumulate in f32 for both dtypes (f16 data with f32 compute is cuDNN's PSEUDO_HALF).
     PFC_CHECK_CUDNN(cudnnSetConvolution2dDescriptor(conv, pad, pad, stride, stride, 1, 1,
                                                     CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    // The filter descriptor holds in / groups input channels; cuDNN splits both sides.
+    PFC_CHECK_CUDNN(cudnnSetConvolutionGroupCount(conv, narrow(g.groups, g, dtype)));
     PFC_CHECK_CUDNN(cudnnSetConvolutionMathType(conv, math));
   }
   Plan& ref = *p;

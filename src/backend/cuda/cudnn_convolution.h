@@ -1,9 +1,9 @@
 // cuDNN convolutions for the CUDA backend: NHWC activations, OHWI filters (cuDNN's NHWC
-// filter format), no bias. One plan per (geometry, dtype): descriptors plus, per direction,
-// the algorithm cudnnFind*Ex measured fastest and its workspace size, found at first use and
-// cached. All plans share one workspace, sized by workspace_policy.h. f16 runs on tensor
-// cores with f32 accumulation; f32 is restricted to FMA math (no TF32), so fp32 runs agree
-// with the CPU backend to f32 rounding.
+// filter format, [out, kh, kw, in / groups] with cuDNN's group count), no bias. One plan per
+// (geometry, dtype): descriptors plus, per direction, the algorithm cudnnFind*Ex measured
+// fastest and its workspace size, found at first use and cached. All plans share one
+// workspace, sized by workspace_policy.h. f16 runs on tensor cores with f32 accumulation; f32
+// is restricted to FMA math (no TF32), so fp32 runs agree with the CPU backend to f32 rounding.
 #pragma once
 
 #include <cstddef>
@@ -41,7 +41,7 @@ class CudnnConvolution {
   template <class Algo>
   struct Choice;
   using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                         std::int64_t, std::int64_t, std::int64_t, int>;
+                         std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>;
   Plan& plan(const Conv2dGeometry& g, DType dtype);
   // One direction's algorithm for plan p: measured by `find(workspace, bytes, results, capacity,
   // &count)` (a cudnnFind*Ex), else from `heuristics(results, capacity, &count)`; the shared

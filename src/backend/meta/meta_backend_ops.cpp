@@ -31,10 +31,11 @@ constexpr double kFilterBackwardOps = 1;       // select
 
 double numel(const Tensor& t) { return static_cast<double>(t.numel()); }
 
-// 2 * output pixels * output channels * K*K*C: every direction does the same multiply-adds.
+// 2 * output pixels * output channels * K*K*C/groups (an output channel reads its group's
+// inputs only): every direction does the same multiply-adds.
 double conv_flops(const Conv2dGeometry& g) {
   return 2.0 * static_cast<double>(g.batch * g.out_h() * g.out_w() * g.out_channels) *
-         static_cast<double>(g.kernel * g.kernel * g.in_channels);
+         static_cast<double>(g.kernel * g.kernel * g.in_per_group());
 }
 
 }  // namespace
