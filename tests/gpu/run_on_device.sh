@@ -481,13 +481,13 @@ for precision in fp32 fp16; do
 done
 
 # arcface_torch's training semantics in fp32 on cuda: SGD, AdamW and accumulated steps through
-# the trainer's own step, and inter-class filtering (tests/integration/golden_parity.sh on the
-# CPU).
+# the trainer's own step, inter-class filtering, and MobileFaceNet's grouped convolutions
+# through cuDNN (tests/integration/golden_parity.sh and golden_backbone.sh on the CPU).
 if gpu_step golden_parity_fp32; then
   if [[ -f $PARITY ]]; then
     run_step golden_parity_fp32 "$BIN/pfc" golden "$PARITY" --case tiny/sgd_2steps \
       --case tiny/adamw_2steps --case tiny/sgd_acc2 --case tiny/arcface_filter0.1_sr1 \
-      --device cuda --precision fp32
+      --case mbf/arcface_sr1 --device cuda --precision fp32
     rc=$?
   else
     echo "golden file $PARITY was not installed" >"$WORK/golden_parity_fp32.log"
