@@ -78,7 +78,6 @@ void CudaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gam
                                               const Tensor& running_var, double eps, Tensor& y) {
   const auto [rows, channels] = operand_check::batchnorm_forward_inference(
       r_->rules, x, gamma, beta, running_mean, running_var, y);
-
   cuda::BatchNormInferenceArgs a;
   a.x = x.raw();
   a.y = y.raw();
