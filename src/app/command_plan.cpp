@@ -63,7 +63,11 @@ Config load_plan_config(const std::string& path, const std::vector<std::string>&
 }
 
 int run_plan(const PlanCommandOptions& options) {
-  Config cfg = load_plan_config(options.config, options.overrides);
+  // A plan verifies nothing (a verification's inference batches hold less than a training
+  // step), so a config's val_targets, which an emulated run refuses, are set aside first.
+  std::vector<std::string> overrides = {"val_targets=[]"};
+  overrides.insert(overrides.end(), options.overrides.begin(), options.overrides.end());
+  Config cfg = load_plan_config(options.config, overrides);
   const BackendKind plan_for =
       parse_backend_kind(cfg.device == "meta" ? cfg.plan_for : cfg.device, "plan_for");
   cfg.device = "meta";

@@ -8,6 +8,7 @@
 #  - pfc report over plans prints the speed-bound and memory tables and writes --markdown;
 #  - a plan on 2 real ranks (MpiComm, the CPU backend planned) has both ranks' peaks, equal to
 #    those a CPU run of the same config records;
+#  - a config with val_targets plans as one emulated rank (a plan verifies nothing);
 #  - refusals, exit 2: a plan into a run's folder; pfc train with device = "meta"; runs that do
 #    not fit the host on 2 ranks, before anything is written (a classifier no host holds, and
 #    one whose plan needs more than any host has); INT64_MAX classes, named as an overflow.
@@ -114,6 +115,15 @@ expect_usage int64_classes "more than a 64-bit byte count holds" \
   "$PFC" train input/smoke.toml --set num_classes=9223372036854775807 \
   --set "output=\"$work/int64\""
 expect_usage plan_gpu "--gpu" "$PFC" plan input/smoke.toml --gpu a100
+
+# An arcface_torch config lists val_targets, which an emulated run refuses; a plan verifies
+# nothing and plans it as one rank of 8 all the same.
+sed 's/^val_targets = \[\]$/val_targets = ["lfw", "cfp_fp"]/' input/smoke.toml \
+  >"$work/with_val_targets.toml"
+grep -q '^val_targets = \["lfw"' "$work/with_val_targets.toml" || fail "no val_targets line"
+"$PFC" plan "$work/with_val_targets.toml" --set emulate_world_size=8 \
+  --set "output=\"$work/plan_val_targets\"" >"$work/plan_val_targets.log" 2>&1 ||
+  { fail "a plan of a config with val_targets: exit $?"; cat "$work/plan_val_targets.log"; }
 
 # ---- the sweep over one row ----------------------------------------------------------------------
 PFC_BIN=$PFC PFC_PLAN_ROWS=row_0125k PFC_PLAN_WORLDS=8 PFC_MAX_GPU= \
