@@ -91,7 +91,9 @@ int run_train(const TrainOptions& options) {
 CommandRunner add_train_command(CLI::App& app) {
   auto options = std::make_shared<TrainOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "train", "Train iresnet + PartialFC from a TOML config or an arcface_torch configs/*.py");
+      "train",
+      "Train an iresnet or MobileFaceNet with PartialFC from a TOML config or an arcface_torch "
+      "configs/*.py");
   cmd->add_option("config", options->config,
                   "TOML config (see input/), or an arcface_torch config file X.py (read over "
                   "the base.py beside it, without running Python)")
