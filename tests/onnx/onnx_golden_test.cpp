@@ -6,13 +6,14 @@
 // fp32 error on them). Skipped only when PyPI cannot be reached for onnxruntime.
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <algorithm>
 #include <filesystem>
 
 #include "app/golden_backbone.h"
 #include "backend/cpu/cpu_backend.h"
 #include "export/onnx_export.h"
 #include "io/golden_file.h"
+#include "support/gradient_checker.h"
 #include "support/onnx_runtime.h"
 #include "support/test_paths.h"
 
@@ -22,18 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr const char* kCase = "arcface_sr1";
-
-// ours f32, the reference f64 (the golden file's values).
-double relative_error(const Tensor& ours, const Tensor& reference) {
-  double diff = 0, norm = 0;
-  for (std::int64_t i = 0; i < reference.numel(); ++i) {
-    const double r = reference.data<double>()[i];
-    const double d = ours.data<float>()[i] - r;
-    diff += d * d;
-    norm += r * r;
-  }
-  return std::sqrt(diff / norm);
-}
 
 // Repeats the images `times` times along the batch, so that onnxruntime runs whole batches
 // and a short last one.
@@ -87,7 +76,7 @@ TEST_P(OnnxGolden, OnnxruntimeComputesArcfaceTorchEvalEmbeddings) {
   for (std::int64_t t = 0; t < times; ++t) {
     Tensor copy = Tensor::host(reference->values.shape(), DType::f32);
     std::copy_n(embeddings.data<float>() + t * one, one, copy.data<float>());
-    worst = std::max(worst, relative_error(copy, reference->values));
+    worst = std::max(worst, test::relative_l2(copy, reference->values));
   }
   std::printf("%s: onnxruntime vs arcface_torch's f64 eval_embeddings: rel. error %.2e "
               "(arcface_torch's fp32: %.2e; tolerance %.1e); model %.1f MB\n",

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/counter_rng.h"
+#include "core/error.h"
 #include "core/half.h"
 
 namespace pfc::test {
@@ -62,6 +63,19 @@ double element(const Tensor& t, std::int64_t i) {
   if (t.dtype() == DType::f64) return t.data<double>()[i];
   if (t.dtype() == DType::f16) return t.data<Half>()[i].to_float();
   return t.data<float>()[i];
+}
+
+double relative_l2(const Tensor& ours, const Tensor& reference) {
+  PFC_CHECK(ours.numel() == reference.numel(), "relative_l2: {} vs {} elements", ours.numel(),
+            reference.numel());
+  double diff = 0, norm = 0;
+  for (std::int64_t i = 0; i < reference.numel(); ++i) {
+    const double r = element(reference, i);
+    const double d = element(ours, i) - r;
+    diff += d * d;
+    norm += r * r;
+  }
+  return std::sqrt(diff / norm);
 }
 
 Tensor random_uniform(const Shape& shape, DType dtype, std::uint64_t seed, double lo, double hi) {

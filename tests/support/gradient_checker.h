@@ -54,4 +54,8 @@ void expect_tensors_near(const Tensor& actual, const Tensor& expected, double rt
 // Element i of an f16, f32 or f64 host tensor as double.
 double element(const Tensor& t, std::int64_t i);
 
+// ||ours - reference|| / ||reference|| (L2, in double) of two host tensors of any float types
+// and the same element count: how the golden files state arcface_torch's own error.
+double relative_l2(const Tensor& ours, const Tensor& reference);
+
 }  // namespace pfc::test

@@ -2,9 +2,10 @@
 // of the golden files (tiny, r50 and mbf, after the one training forward that set the running
 // statistics), batch-size independence, one image at a time, nothing kept for a backward and
 // the running statistics untouched, for a small iresnet and for MobileFaceNet.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include <algorithm>
 
 #include "app/golden_backbone.h"
 #include "backend/cpu/cpu_backend.h"
@@ -16,16 +17,6 @@
 
 namespace pfc {
 namespace {
-
-double relative_l2(const Tensor& ours, const Tensor& reference) {
-  double diff = 0, norm = 0;
-  for (std::int64_t i = 0; i < reference.numel(); ++i) {
-    const double d = test::element(ours, i) - test::element(reference, i);
-    diff += d * d;
-    norm += test::element(reference, i) * test::element(reference, i);
-  }
-  return std::sqrt(diff / norm);
-}
 
 struct GoldenRun {
   double error = 0;      // L2 relative error of our eval embeddings against arcface_torch's
@@ -48,40 +39,34 @@ GoldenRun run_golden(const std::string& group, DType activations) {
   const double torch_error = h5::read_attribute_double(
       file.file_id(), group + "/arcface_sr1/eval_embeddings", "torch_cpu_fp32_rel_err");
   GoldenRun run;
-  run.error = relative_l2(ours, reference->values);
+  run.error = test::relative_l2(ours, reference->values);
   // The golden rule: an f64 run (running statistics f64 too) within 1e-10 of exact; fp32
   // within max(1e-4, 4 x arcface_torch's own fp32 error).
   run.tolerance = activations == DType::f64 ? 1e-10 : std::max(1e-4, 4 * torch_error);
   return run;
 }
 
-TEST(ModelInference, TinyMatchesArcfaceTorchEvalF32) {
-  const GoldenRun run = run_golden("tiny", DType::f32);
+struct EvalCase {
+  const char* name;
+  const char* group;
+  DType activations;
+};
+
+class ModelInferenceGolden : public ::testing::TestWithParam<EvalCase> {};
+
+TEST_P(ModelInferenceGolden, MatchesArcfaceTorchEval) {
+  const GoldenRun run = run_golden(GetParam().group, GetParam().activations);
   EXPECT_LE(run.error, run.tolerance);
   RecordProperty("relative_error", fmt::format("{:.2e}", run.error));
 }
 
-TEST(ModelInference, TinyMatchesArcfaceTorchEvalF64) {
-  const GoldenRun run = run_golden("tiny", DType::f64);
-  EXPECT_LE(run.error, run.tolerance);
-}
-
-TEST(ModelInference, R50MatchesArcfaceTorchEvalF32) {
-  const GoldenRun run = run_golden("r50", DType::f32);
-  EXPECT_LE(run.error, run.tolerance);
-  RecordProperty("relative_error", fmt::format("{:.2e}", run.error));
-}
-
-TEST(ModelInference, MbfMatchesArcfaceTorchEvalF32) {
-  const GoldenRun run = run_golden("mbf", DType::f32);
-  EXPECT_LE(run.error, run.tolerance);
-  RecordProperty("relative_error", fmt::format("{:.2e}", run.error));
-}
-
-TEST(ModelInference, MbfMatchesArcfaceTorchEvalF64) {
-  const GoldenRun run = run_golden("mbf", DType::f64);
-  EXPECT_LE(run.error, run.tolerance);
-}
+INSTANTIATE_TEST_SUITE_P(Networks, ModelInferenceGolden,
+                         ::testing::Values(EvalCase{"tiny_f32", "tiny", DType::f32},
+                                           EvalCase{"tiny_f64", "tiny", DType::f64},
+                                           EvalCase{"r50_f32", "r50", DType::f32},
+                                           EvalCase{"mbf_f32", "mbf", DType::f32},
+                                           EvalCase{"mbf_f64", "mbf", DType::f64}),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 // A small iresnet (32x32 images), or get_mbf (112x112).
 std::unique_ptr<Backbone> small_network(Backend& backend, const std::string& which) {
@@ -162,7 +147,7 @@ TEST_P(ModelInferenceOf, DiffersFromTrainingModeByTheStatistics) {
   const Tensor images = random_images(model, 4, 12);
   const Tensor eval = backend.to_host(model.forward(images, ForwardMode::inference));
   const Tensor train = backend.to_host(model.forward(images, ForwardMode::training));
-  EXPECT_GT(relative_l2(train, eval), 1e-2);
+  EXPECT_GT(test::relative_l2(train, eval), 1e-2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Networks, ModelInferenceOf, ::testing::Values("iresnet", "mbf"));
