@@ -73,7 +73,7 @@ int run_embed(const EmbedOptions& options) {
   std::unique_ptr<Backend> backend =
       make_backend(parse_backend_kind(options.device, "--device"));
   OpenBackboneOptions open;
-  open.activations = options.fp16 ? DType::f16 : DType::f32;
+  open.activations = backend->allocation_policy().activations(options.fp16);
   const OpenedBackbone opened = open_backbone(options.checkpoint, *backend, open);
   Backbone& backbone = *opened.backbone;
   const std::int64_t s = backbone.image_size();

@@ -55,7 +55,7 @@ int run_verify(const VerifyOptions& options) {
   Comm& comm = *place.comm;
   const bool leader = comm.rank() == 0;
   OpenBackboneOptions open;
-  open.activations = options.fp16 ? DType::f16 : DType::f32;
+  open.activations = place.backend->allocation_policy().activations(options.fp16);
   const OpenedBackbone opened = open_backbone(options.checkpoint, *place.backend, open);
   if (leader)
     spdlog::info("pfc verify: {} (step {}), {}, {} backend{}, {} rank(s)",
