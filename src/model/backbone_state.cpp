@@ -49,6 +49,11 @@ void load_backbone_state(Backbone& backbone, const std::vector<NamedTensor>& par
         fmt::join(problems, "; "),
         total > kListed ? fmt::format("; and {} more differences", total - kListed) : ""));
   }
+  import_backbone_state(backbone, parameters, buffers);
+}
+
+void import_backbone_state(Backbone& backbone, const std::vector<NamedTensor>& parameters,
+                           const std::vector<NamedTensor>& buffers) {
   for (const NamedTensor& t : parameters) backbone.import_parameter(t.name, t.value);
   for (const NamedTensor& t : buffers) backbone.import_buffer(t.name, t.value);
 }

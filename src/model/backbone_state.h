@@ -16,4 +16,9 @@ namespace pfc {
 void load_backbone_state(Backbone& backbone, const std::vector<NamedTensor>& parameters,
                          const std::vector<NamedTensor>& buffers, const std::string& origin);
 
+// The copy alone, for tensors already checked to be exactly the network's (the trainer's
+// resume checks them with the optimiser moments: train/checkpoint_model_match.h).
+void import_backbone_state(Backbone& backbone, const std::vector<NamedTensor>& parameters,
+                           const std::vector<NamedTensor>& buffers);
+
 }  // namespace pfc

@@ -135,8 +135,7 @@ class TrainingRun {
     const Checkpoint& ckpt = resumed.checkpoint;
     const CheckpointInfo& info = resumed.info;
     check_checkpoint_fits_model(ckpt, model_, cfg_, info.path);
-    load_backbone_state(model_, ckpt.parameters, ckpt.buffers,
-                        fmt::format("checkpoint '{}'", info.path.string()));
+    import_backbone_state(model_, ckpt.parameters, ckpt.buffers);
     restore_optimizer_state(ckpt, info.path.string(), model_, stepper_, head_);
     backend_.copy(ckpt.shard.weight, head_.weight());
     step_ = ckpt.state.step;
