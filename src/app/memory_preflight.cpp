@@ -5,12 +5,12 @@
 #include "app/rank_place.h"
 #include "backend/meta/meta_backend.h"
 #include "core/error.h"
+#include "optim/optimizer.h"
 #include "pfc/pfc_method.h"
 #include "pfc/shard_layout.h"
 #include "plan/host_memory.h"
 #include "plan/plan_text.h"
 #include "plan/run_plan.h"
-#include "train/optimizer.h"
 
 namespace pfc {
 

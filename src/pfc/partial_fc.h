@@ -19,9 +19,9 @@
 
 #include "backend/backend.h"
 #include "comm/comm.h"
+#include "optim/optimizer.h"
 #include "pfc/pfc_method.h"
 #include "pfc/shard_layout.h"
-#include "train/optimizer.h"
 
 namespace pfc {
 

@@ -13,11 +13,11 @@
 
 #include "backend/backend.h"
 #include "comm/comm.h"
-#include "model/flat_parameters.h"
 #include "model/backbone.h"
+#include "model/flat_parameters.h"
+#include "optim/optimizer.h"
 #include "pfc/partial_fc.h"
 #include "train/loss_scaler.h"
-#include "train/optimizer.h"
 
 namespace pfc {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "optim/optimizer.h"
 #include "support/gradient_checker.h"
-#include "train/optimizer.h"
 
 namespace pfc {
 namespace {
@@ -18,7 +18,7 @@ using test::random_uniform;
 
 Tensor copy_of(CpuBackend& backend, const Tensor& t) { return backend.to_host(t); }
 
-TEST(TrainOptimizer, NamesAndZeroMoments) {
+TEST(Optimizer, NamesAndZeroMoments) {
   CpuBackend backend;
   OptimizerSettings s;
   EXPECT_EQ(make_optimizer(s)->moment_names(), std::vector<std::string>{"momentum"});
@@ -38,7 +38,7 @@ TEST(TrainOptimizer, NamesAndZeroMoments) {
   EXPECT_THROW(parse_optimizer_kind("adam"), UsageError);
 }
 
-TEST(TrainOptimizer, SgdIsTheBackendUpdateWithItsSettings) {
+TEST(Optimizer, SgdIsTheBackendUpdateWithItsSettings) {
   CpuBackend backend;
   OptimizerSettings s;
   s.momentum = 0.8;
@@ -60,7 +60,7 @@ TEST(TrainOptimizer, SgdIsTheBackendUpdateWithItsSettings) {
   }
 }
 
-TEST(TrainOptimizer, AdamWCountsUpdatesForTheBiasCorrection) {
+TEST(Optimizer, AdamWCountsUpdatesForTheBiasCorrection) {
   CpuBackend backend;
   OptimizerSettings s;
   s.kind = OptimizerKind::adamw;
@@ -91,7 +91,7 @@ TEST(TrainOptimizer, AdamWCountsUpdatesForTheBiasCorrection) {
   expect_tensors_near(state.moments[1], rv, 0.0, 0.0, "adamw exp_avg_sq");
 }
 
-TEST(TrainOptimizer, RefusesAStateThatDoesNotFit) {
+TEST(Optimizer, RefusesAStateThatDoesNotFit) {
   CpuBackend backend;
   OptimizerSettings s;
   s.kind = OptimizerKind::adamw;
