@@ -133,14 +133,14 @@ verified=$accuracy
 [ "$verified" = "$after" ] || fail "pfc verify gives $verified, the run's last verification $after"
 
 # The exported model against pfc embed.
-python=$(bash "$PFC_SOURCE_DIR/tests/support/onnxruntime_venv.sh")
+python=$(bash "$PFC_SOURCE_DIR/tests/support/python_venv.sh" onnxruntime onnxruntime numpy)
 venv=$?
 if [ $venv -eq 77 ]; then
   echo "onnxruntime: PyPI cannot be reached; the ONNX checks are skipped"
   [ $failures -eq 0 ] || exit 1
   exit 77
 fi
-[ $venv -eq 0 ] || { fail "onnxruntime_venv.sh: exit code $venv"; exit 1; }
+[ $venv -eq 0 ] || { fail "python_venv.sh: exit code $venv"; exit 1; }
 "$PFC" export "$work/trained" "$work/model.onnx" >"$work/export.log" 2>&1 ||
   { fail "pfc export: exit code $?"; cat "$work/export.log"; }
 cat "$work/export.log"

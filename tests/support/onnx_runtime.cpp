@@ -27,11 +27,11 @@ std::string quoted(const std::string& s) { return "'" + s + "'"; }
 }  // namespace
 
 std::string onnxruntime_python() {
-  const std::string script = source_dir() + "/tests/support/onnxruntime_venv.sh";
+  const std::string script = source_dir() + "/tests/support/python_venv.sh";
   std::string output;
-  const int status = run_command("bash " + quoted(script), output);
+  const int status = run_command("bash " + quoted(script) + " onnxruntime onnxruntime numpy", output);
   if (status == 77) return "";
-  PFC_CHECK(status == 0, "onnxruntime_venv.sh failed (exit {}): {}", status, output);
+  PFC_CHECK(status == 0, "python_venv.sh failed (exit {}): {}", status, output);
   // The script's last line is the python; pip's or venv's words may come before it.
   while (!output.empty() && output.back() == '\n') output.pop_back();
   const auto newline = output.rfind('\n');

@@ -1,5 +1,5 @@
 // Runs exported ONNX models with onnxruntime, as insightface's tools would: through a Python
-// virtual environment under the build folder (onnxruntime_venv.sh makes it once) and
+// virtual environment under the build folder (python_venv.sh makes it once) and
 // onnx_embed.py. For tests that compare onnxruntime's embeddings with pfc's or arcface_torch's.
 #pragma once
 
