@@ -44,7 +44,11 @@ int run_info() {
 }  // namespace
 
 CommandRunner add_info_command(CLI::App& app) {
-  app.add_subcommand("info", "Show the build, its backends and the visible GPUs");
+  app.add_subcommand("info", "Show the build, its backends and the visible GPUs")
+      ->footer(
+          "Run without mpiexec or srun, a pfc command is an MPI world of one rank (a "
+          "singleton); pfc then sets OMPI_MCA_ess_singleton_isolated=1 (unless it is set) so "
+          "that Open MPI needs no orted, as on a machine that has only the MPI library.");
   return [] { return run_info(); };
 }
 

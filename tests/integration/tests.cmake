@@ -22,6 +22,7 @@ pfc_script_test(integration.verification verification.sh LABELS "integration;mpi
 pfc_script_test(integration.learning_verification learning_verification.sh
                 LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.device_script device_script.sh LABELS integration TIMEOUT 180)
+pfc_script_test(integration.mpi_singleton mpi_singleton.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.cuda_architectures cuda_architectures.sh LABELS integration TIMEOUT 60)
 pfc_script_test(integration.cuda_configure cuda_configure.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.plan_command plan_command.sh LABELS "integration;mpi" TIMEOUT 300)
