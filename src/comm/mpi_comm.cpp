@@ -9,13 +9,14 @@
 namespace pfc {
 namespace {
 
-// The MPI type of one element. f16 travels as raw 16-bit words: MPI has no half type, and
-// moving bytes is all that gathers and broadcasts do.
+// The MPI type of one element. f16 and bf16 travel as raw 16-bit words: MPI has no such types,
+// and moving bytes is all that gathers and broadcasts do.
 MPI_Datatype element_type(DType t, const char* op, bool reducing) {
   switch (t) {
     case DType::f16:
-      PFC_CHECK(!reducing, "MpiComm::{}: f16 cannot be reduced on the host (MPI has no half "
-                "type); reduce f32", op);
+    case DType::bf16:
+      PFC_CHECK(!reducing, "MpiComm::{}: {} cannot be reduced on the host (MPI has no 16-bit "
+                "float type); reduce f32", op, dtype_name(t));
       return MPI_UINT16_T;
     case DType::f32: return MPI_FLOAT;
     case DType::f64: return MPI_DOUBLE;

@@ -2,15 +2,16 @@
 
 #include <type_traits>
 
+#include "core/bfloat16.h"
 #include "core/half.h"
 
 namespace pfc {
 namespace {
 
-// Reads element i of a floating tensor as double; f16 goes through float exactly.
+// Reads element i of a floating tensor as double; f16 and bf16 go through float exactly.
 template <class T>
 double load(const T* p, std::int64_t i) {
-  if constexpr (std::is_same_v<T, Half>) {
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
     return p[i].to_float();
   } else {
     return static_cast<double>(p[i]);
@@ -19,9 +20,9 @@ double load(const T* p, std::int64_t i) {
 
 template <class T>
 void store(T* p, std::int64_t i, double v) {
-  if constexpr (std::is_same_v<T, Half>) {
-    // double -> float -> half, as c10::Half(double) does.
-    p[i] = Half(static_cast<float>(v));
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    // double -> float -> 16 bits, each rounded to nearest even, as c10::Half(double) does.
+    p[i] = T(static_cast<float>(v));
   } else {
     p[i] = static_cast<T>(v);
   }
@@ -36,8 +37,11 @@ decltype(auto) dispatch_cast_type(DType t, const char* operand, F&& f) {
       return f(float{});
     case DType::f64:
       return f(double{});
+    case DType::bf16:
+      return f(BFloat16{});
     default:
-      throw Error(fmt::format("cast: {} is {}, expected f16, f32 or f64", operand, dtype_name(t)));
+      throw Error(fmt::format("cast: {} is {}, expected f16, bf16, f32 or f64", operand,
+                              dtype_name(t)));
   }
 }
 

@@ -238,16 +238,50 @@ Handle require_group(hid_t loc, const std::string& path) {
                         loc, fmt::format("create group '{}'", path)));
 }
 
+namespace {
+
+// A little-endian 16-bit float type: sign bit 15, `exponent` bits above `mantissa` bits.
+hid_t float16_type(std::size_t exponent, std::size_t mantissa, std::size_t bias) {
+  const hid_t t = H5Tcopy(H5T_IEEE_F32LE);
+  PFC_CHECK(t >= 0 && H5Tset_fields(t, 15, mantissa, exponent, 0, mantissa) >= 0 &&
+                H5Tset_size(t, 2) >= 0 && H5Tset_ebias(t, bias) >= 0,
+            "HDF5: cannot make a 16-bit float type");
+  return t;
+}
+
+}  // namespace
+
 hid_t native_type(DType dtype) {
+  // Made once and kept for the process, as HDF5's own predefined types are.
+  static const hid_t half = float16_type(5, 10, 15);
+  static const hid_t bfloat = float16_type(8, 7, 127);
   switch (dtype) {
     case DType::f32: return H5T_NATIVE_FLOAT;
     case DType::f64: return H5T_NATIVE_DOUBLE;
     case DType::i32: return H5T_NATIVE_INT32;
     case DType::i64: return H5T_NATIVE_INT64;
     case DType::u8: return H5T_NATIVE_UINT8;
-    case DType::f16: return H5T_NATIVE_UINT16;  // stored as raw binary16 bits
+    case DType::f16: return half;
+    case DType::bf16: return bfloat;
   }
   throw Error("HDF5: no native type for this dtype");
+}
+
+DType stored_float_type(hid_t loc, const std::string& path) {
+  Handle dataset(checked(H5Dopen2(loc, path.c_str(), H5P_DEFAULT), loc,
+                         fmt::format("open dataset '{}'", path)));
+  Handle type(H5Dget_type(dataset.get()));
+  const std::size_t size = H5Tget_size(type.get());
+  if (H5Tget_class(type.get()) == H5T_FLOAT) {
+    std::size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+    H5Tget_fields(type.get(), &spos, &epos, &esize, &mpos, &msize);
+    if (size == 4) return DType::f32;
+    if (size == 8) return DType::f64;
+    if (size == 2 && esize == 5 && msize == 10) return DType::f16;
+    if (size == 2 && esize == 8 && msize == 7) return DType::bf16;
+  }
+  throw Error(fmt::format("dataset '{}' in {} holds neither f16, bf16, f32 nor f64 values",
+                          path, object_name(loc)));
 }
 
 Tensor read_tensor(hid_t loc, const std::string& path, DType as) {

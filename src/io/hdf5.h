@@ -113,7 +113,12 @@ void write_attribute(hid_t loc, const std::string& object, const std::string& na
 void write_attribute(hid_t loc, const std::string& object, const std::string& name,
                      const std::string& value);
 
-// The HDF5 memory type for a DType.
+// The HDF5 memory type for a DType: f16 and bf16 as 16-bit IEEE-style float types (sign,
+// exponent of 5 or 8 bits, mantissa of 10 or 7), so that h5py reads a dataset of them as
+// float16 (f16) or, converted exactly by HDF5, as float32 (bf16, which numpy lacks).
 hid_t native_type(DType dtype);
+
+// The floating type a dataset stores: f16, bf16, f32 or f64 (pfc::Error naming it otherwise).
+DType stored_float_type(hid_t loc, const std::string& path);
 
 }  // namespace pfc::h5

@@ -27,12 +27,13 @@ std::vector<hsize_t> extent(hid_t dataset) {
 }
 
 bool is_floating(DType dtype) {
-  return dtype == DType::f32 || dtype == DType::f64 || dtype == DType::f16;
+  return dtype == DType::f32 || dtype == DType::f64 || is_16bit_float(dtype);
 }
 
-// The fill value of `dtype` written through a double or an int64 memory type.
+// The fill value of `dtype` written through a double or an int64 memory type (16-bit floats
+// keep HDF5's zero).
 void set_fill(hid_t dcpl, DType dtype) {
-  if (is_floating(dtype) && dtype != DType::f16) {
+  if (is_floating(dtype) && !is_16bit_float(dtype)) {
     const double nan = std::numeric_limits<double>::quiet_NaN();
     H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan);
   } else if (!is_floating(dtype)) {

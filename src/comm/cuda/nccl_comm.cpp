@@ -67,6 +67,8 @@ ncclDataType_t nccl_type(DType dtype) {
       return ncclInt64;
     case DType::u8:
       return ncclUint8;
+    case DType::bf16:
+      return ncclBfloat16;
   }
   return ncclUint8;
 }
