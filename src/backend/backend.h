@@ -135,6 +135,13 @@ class Backend {
                                            const Tensor& beta, const Tensor& running_mean,
                                            const Tensor& running_var, double eps,
                                            Tensor& y) = 0;
+  // y = (x - saved_mean) * saved_invstd * gamma + beta: a training forward's output again, from
+  // the statistics it saved, for a backward that recomputes an activation instead of keeping
+  // it. Bit for bit that forward's y on cuda and in an f64 run; in an f32 CPU run within an f32
+  // rounding of it (that forward normalises with its statistics before they are rounded).
+  virtual void batchnorm_forward_saved(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                       const Tensor& saved_mean, const Tensor& saved_invstd,
+                                       Tensor& y) = 0;
 
   // ---- PReLU over x [rows, channels], one slope per channel ---------------------------
   virtual void prelu_forward(const Tensor& x, const Tensor& slope, Tensor& y) = 0;
@@ -162,11 +169,14 @@ class Backend {
   virtual void sum_rows(const Tensor& x, Tensor& out) = 0;
 
   // ---- PartialFC pieces ----------------------------------------------------------------
-  // y = x / max(||x||, 1e-12) per row; norms [rows] keeps ||x|| for backward.
+  // y = x / max(||x||, 1e-12) per row; norms [rows] keeps ||x|| for backward. x may also hold
+  // stored values (f16 or bf16 class centres), read into y's type: norms and y are then
+  // exactly those of x converted to y's type first.
   virtual void l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& norms) = 0;
+  // dx may be dy itself (in place): each row's dot product is taken before its row is written.
   virtual void l2_normalize_rows_backward(const Tensor& dy, const Tensor& y, const Tensor& norms,
                                           Tensor& dx) = 0;
-  // dst[i, :] = src[index[i], :]            (index i64)
+  // dst[i, :] = src[index[i], :]            (index i64; any element type, moved as it is)
   virtual void gather_rows(const Tensor& src, const Tensor& index, Tensor& dst) = 0;
   // dst[index[i], :] = src[i, :]            (index unique)
   virtual void scatter_rows(const Tensor& src, const Tensor& index, Tensor& dst) = 0;

@@ -265,21 +265,35 @@ ChannelRows batchnorm_forward_train(const OperandRules& r, const Tensor& x, cons
   return d;
 }
 
-// Inference uses no batch statistics, so any row count will do, none included.
+// A normalisation by given statistics: x [rows, channels], four per-channel vectors of the
+// parameter type, y like x. It uses no batch statistics, so any row count will do, none
+// included.
+ChannelRows normalised_by(const OperandRules& r, const Tensor& x, const Tensor& gamma,
+                          const Tensor& beta, const Tensor& mean, const char* mean_name,
+                          const Tensor& spread, const char* spread_name, const Tensor& y,
+                          const char* op) {
+  const ChannelRows d = channel_rows(r, x, op);
+  const DType p = parameter_type(r, gamma, x.dtype(), op, "gamma");
+  const std::pair<const Tensor*, const char*> params[] = {
+      {&gamma, "gamma"}, {&beta, "beta"}, {&mean, mean_name}, {&spread, spread_name}};
+  for (const auto& [t, name] : params) vector_of(r, *t, d.channels, p, op, name);
+  like(r, y, x, op, "y");
+  return d;
+}
+
 ChannelRows batchnorm_forward_inference(const OperandRules& r, const Tensor& x,
                                         const Tensor& gamma, const Tensor& beta,
                                         const Tensor& running_mean, const Tensor& running_var,
                                         const Tensor& y) {
-  const char* op = "batchnorm_forward_inference";
-  const ChannelRows d = channel_rows(r, x, op);
-  const DType p = parameter_type(r, gamma, x.dtype(), op, "gamma");
-  const std::pair<const Tensor*, const char*> params[] = {{&gamma, "gamma"},
-                                                          {&beta, "beta"},
-                                                          {&running_mean, "running_mean"},
-                                                          {&running_var, "running_var"}};
-  for (const auto& [t, name] : params) vector_of(r, *t, d.channels, p, op, name);
-  like(r, y, x, op, "y");
-  return d;
+  return normalised_by(r, x, gamma, beta, running_mean, "running_mean", running_var,
+                       "running_var", y, "batchnorm_forward_inference");
+}
+
+ChannelRows batchnorm_forward_saved(const OperandRules& r, const Tensor& x, const Tensor& gamma,
+                                    const Tensor& beta, const Tensor& saved_mean,
+                                    const Tensor& saved_invstd, const Tensor& y) {
+  return normalised_by(r, x, gamma, beta, saved_mean, "saved_mean", saved_invstd,
+                       "saved_invstd", y, "batchnorm_forward_saved");
 }
 
 ChannelRows batchnorm_backward(const OperandRules& r, const Tensor& dy, const Tensor& x,

@@ -49,6 +49,9 @@ ChannelRows batchnorm_forward_inference(const OperandRules& r, const Tensor& x,
                                         const Tensor& gamma, const Tensor& beta,
                                         const Tensor& running_mean, const Tensor& running_var,
                                         const Tensor& y);
+ChannelRows batchnorm_forward_saved(const OperandRules& r, const Tensor& x, const Tensor& gamma,
+                                    const Tensor& beta, const Tensor& saved_mean,
+                                    const Tensor& saved_invstd, const Tensor& y);
 ChannelRows batchnorm_backward(const OperandRules& r, const Tensor& dy, const Tensor& x,
                                const Tensor& gamma, const Tensor& saved_mean,
                                const Tensor& saved_invstd, const Tensor& dx, const Tensor& dgamma,

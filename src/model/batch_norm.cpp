@@ -46,6 +46,16 @@ Tensor BatchNorm::forward(const Tensor& x, ForwardMode mode) {
   return y;
 }
 
+Tensor BatchNorm::recompute_output() const {
+  PFC_CHECK(saved_input_.defined(), "{}: no training forward to recompute", weight.name);
+  Backend& be = *ctx_.backend;
+  Tensor y = be.empty(saved_input_.shape(), saved_input_.dtype(), MemoryPurpose::activations);
+  Tensor y_rows = as_rows(y, channels_);
+  be.batchnorm_forward_saved(as_rows(saved_input_, channels_), weight.value, bias.value,
+                             saved_mean_, saved_invstd_, y_rows);
+  return y;
+}
+
 Tensor BatchNorm::backward(const Tensor& dy) {
   Backend& be = *ctx_.backend;
   Tensor dx = be.empty(saved_input_.shape(), saved_input_.dtype(), MemoryPurpose::activations);

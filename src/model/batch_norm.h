@@ -21,6 +21,9 @@ class BatchNorm {
             bool trainable_scale = true);
 
   Tensor forward(const Tensor& x, ForwardMode mode);
+  // The last training forward's output again, from the input and statistics it kept for the
+  // backward (Backend::batchnorm_forward_saved): for a consumer that did not keep it.
+  Tensor recompute_output() const;
   Tensor backward(const Tensor& dy);
   void release();
   // The batch-norm in inference mode: normalised by the running statistics.

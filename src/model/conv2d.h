@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "model/inference_graph.h"
 #include "model/model_context.h"
@@ -21,6 +22,10 @@ class Conv2d {
   // Writes weight.grad; returns dx unless `need_input_grad` is false (the stem's image input).
   Tensor backward(const Tensor& dy, bool need_input_grad = true);
   void release();
+  // Forgets the input a training forward kept, which the owner hands back with restore_input
+  // before backward: a block that recomputes the input instead of holding it.
+  void drop_input() { saved_input_ = Tensor(); }
+  void restore_input(Tensor x) { saved_input_ = std::move(x); }
   // The convolution in inference mode (model/inference_graph.h).
   GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 

@@ -24,6 +24,13 @@ Tensor IBasicBlock::forward(const Tensor& x, ForwardMode mode) {
           prelu_.forward(bn2_.forward(conv1_.forward(bn1_.forward(x, mode), mode), mode), mode),
           mode),
       mode);
+  // The outputs of bn1 and bn2 are not held for the backward: bn1 and bn2 keep their inputs
+  // and statistics, from which one elementwise pass remakes them (two activations of the
+  // block's width fewer held from the forward to the backward).
+  if (mode == ForwardMode::training) {
+    conv1_.drop_input();
+    prelu_.drop_input();
+  }
   const Tensor shortcut =
       downsample_conv_ ? downsample_bn_->forward(downsample_conv_->forward(x, mode), mode) : x;
   ctx_.backend->add(out, shortcut, out);
@@ -31,8 +38,11 @@ Tensor IBasicBlock::forward(const Tensor& x, ForwardMode mode) {
 }
 
 Tensor IBasicBlock::backward(const Tensor& dy) {
-  Tensor dx = bn1_.backward(conv1_.backward(bn2_.backward(prelu_.backward(conv2_.backward(
-      bn3_.backward(dy))))));
+  Tensor d = conv2_.backward(bn3_.backward(dy));
+  prelu_.restore_input(bn2_.recompute_output());
+  d = bn2_.backward(prelu_.backward(d));
+  conv1_.restore_input(bn1_.recompute_output());
+  Tensor dx = bn1_.backward(conv1_.backward(d));
   if (downsample_conv_) {
     ctx_.backend->add(dx, downsample_conv_->backward(downsample_bn_->backward(dy)), dx);
   } else {

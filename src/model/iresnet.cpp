@@ -69,6 +69,8 @@ Tensor IResNet::forward(const Tensor& images, ForwardMode mode) {
     ctx_.backend->cast(images, x);
   }
   x = prelu_.forward(bn1_.forward(conv1_.forward(x, mode), mode), mode);
+  // As in the blocks, bn1's output is remade for the backward instead of held.
+  if (mode == ForwardMode::training) prelu_.drop_input();
   for (auto& block : blocks_) x = block->forward(x, mode);
   // Dropout has p = 0 in arcface_torch: the identity.
   return features_->forward(fc_->forward(bn2_->forward(x, mode), mode), mode);
@@ -83,6 +85,7 @@ void IResNet::backward(const Tensor& embeddings_grad) {
   }
   Tensor d = bn2_->backward(fc_->backward(features_->backward(grad)));
   for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) d = (*it)->backward(d);
+  prelu_.restore_input(bn1_.recompute_output());
   conv1_.backward(bn1_.backward(prelu_.backward(d)), /*need_input_grad=*/false);
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "model/inference_graph.h"
 #include "model/model_context.h"
@@ -16,6 +17,9 @@ class PRelu {
   Tensor forward(const Tensor& x, ForwardMode mode);
   Tensor backward(const Tensor& dy);
   void release() { saved_input_ = Tensor(); }
+  // As Conv2d's: the owner recomputes the input for the backward instead of it being held.
+  void drop_input() { saved_input_ = Tensor(); }
+  void restore_input(Tensor x) { saved_input_ = std::move(x); }
   GraphValue trace(InferenceGraph& graph, GraphValue x) const {
     return graph.prelu(x, torch_named_value(*ctx_.backend, weight));
   }

@@ -224,13 +224,15 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
   const double unscale = 1.0 / grad_scale;
   Tensor d_en = buffer({rows, emb});
   backend_.gemm(false, false, unscale, dcos, wn_operand, 0.0, d_en);
-  Tensor d_wn = buffer({classes, emb});
+  // The centres' gradient takes the place of d loss / d Wn (in place: one [classes, emb]
+  // buffer fewer at the step's peak).
+  Tensor d_wn = buffer({classes, emb}, MemoryPurpose::gradients);
   backend_.gemm(true, false, unscale, dcos, en_operand, 0.0, d_wn);
   dcos = Tensor();
   out.embeddings_grad = buffer({rows, emb});
   backend_.l2_normalize_rows_backward(d_en, en, en_norm, out.embeddings_grad);
-  out.weight_grad = buffer({classes, emb}, MemoryPurpose::gradients);
-  backend_.l2_normalize_rows_backward(d_wn, wn, wn_norm, out.weight_grad);
+  backend_.l2_normalize_rows_backward(d_wn, wn, wn_norm, d_wn);
+  out.weight_grad = std::move(d_wn);
   return out;
 }
 
@@ -315,6 +317,9 @@ void PartialFc::step(double lr) {
     optimizer_->update(backend_, weight_, weight_grad_, state_, lr, true);
   }
   grad_pending_ = false;
+  // Held until the next step's gradient replaced it, it would sit beside that one at the peak.
+  weight_grad_ = Tensor();
+  sampled_device_ = Tensor();
 }
 
 std::vector<std::int64_t> PartialFc::sampled_index() const {

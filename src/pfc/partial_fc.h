@@ -103,10 +103,10 @@ class PartialFc {
 
   // One optimiser update of the centres the forward_backward calls since the last step used:
   // every row (dp, mp) or the rows sampled in any of them (pfc; other rows and their moments
-  // untouched).
+  // untouched). The centres' gradient is released with it.
   void step(double lr);
 
-  // What the forward_backward calls since the last step used and produced:
+  // What the forward_backward calls since the last step used and produced (until step):
   // the local rows (sorted; every row for dp and mp),
   std::vector<std::int64_t> sampled_index() const;
   // their gradient [sampled, emb] (dp: already summed over ranks),

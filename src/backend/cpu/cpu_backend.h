@@ -47,6 +47,9 @@ class CpuBackend final : public Backend {
   void batchnorm_forward_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                    const Tensor& running_mean, const Tensor& running_var,
                                    double eps, Tensor& y) override;
+  void batchnorm_forward_saved(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                               const Tensor& saved_mean, const Tensor& saved_invstd,
+                               Tensor& y) override;
 
   void prelu_forward(const Tensor& x, const Tensor& slope, Tensor& y) override;
   void prelu_backward(const Tensor& dy, const Tensor& x, const Tensor& slope, Tensor& dx,

@@ -1,5 +1,5 @@
 // CPU batch-norm in training and inference mode over x [rows, channels] (NHWC activations
-// viewed per channel). Statistics accumulate in double; parameters and statistics are f32
+// viewed per channel), and a training forward's output recomputed from its saved statistics. Statistics accumulate in double; parameters and statistics are f32
 // or, in an f64 run and the f64 gradient checks, the activation type.
 #include <cmath>
 #include <vector>
@@ -69,6 +69,14 @@ void forward_inference(std::int64_t rows, std::int64_t channels, const T* x, con
     mean[c] = running_mean[c];
     invstd[c] = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + eps);
   }
+  normalise(rows, channels, x, gamma, beta, mean, invstd, y);
+}
+
+template <class T, class P>
+void forward_saved(std::int64_t rows, std::int64_t channels, const T* x, const P* gamma,
+                   const P* beta, const P* saved_mean, const P* saved_invstd, T* y) {
+  const std::vector<double> mean(saved_mean, saved_mean + channels);
+  const std::vector<double> invstd(saved_invstd, saved_invstd + channels);
   normalise(rows, channels, x, gamma, beta, mean, invstd, y);
 }
 
@@ -145,6 +153,20 @@ void CpuBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gamm
     using P = decltype(pt);
     forward_inference(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
                       running_mean.data<P>(), running_var.data<P>(), eps, y.data<T>());
+  });
+}
+
+void CpuBackend::batchnorm_forward_saved(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                         const Tensor& saved_mean, const Tensor& saved_invstd,
+                                         Tensor& y) {
+  const char* op = "batchnorm_forward_saved";
+  const auto [rows, channels] = operand_check::batchnorm_forward_saved(
+      rules_, x, gamma, beta, saved_mean, saved_invstd, y);
+  dispatch_types(x, gamma, op, [&](auto xt, auto pt) {
+    using T = decltype(xt);
+    using P = decltype(pt);
+    forward_saved(rows, channels, x.data<T>(), gamma.data<P>(), beta.data<P>(),
+                  saved_mean.data<P>(), saved_invstd.data<P>(), y.data<T>());
   });
 }
 

@@ -166,6 +166,18 @@ void launch_batchnorm_forward_train(const BatchNormForwardArgs& a, void* scratch
   });
 }
 
+void launch_batchnorm_forward_saved(const BatchNormSavedArgs& a, cudaStream_t stream) {
+  dispatch_float(a.dtype, "batchnorm_forward_saved", [&](auto tag) {
+    using T = decltype(tag);
+    const bool packed = is_aligned(a.x, sizeof(T) * kPack) && is_aligned(a.y, sizeof(T) * kPack);
+    // The very operation of the training forward's second pass.
+    launch_map(a.rows * a.channels, packed,
+               NormalizeOp<T>{static_cast<const T*>(a.x), static_cast<T*>(a.y), a.saved_mean,
+                              a.saved_invstd, a.gamma, a.beta, a.channels},
+               stream);
+  });
+}
+
 std::size_t batchnorm_inference_scratch_bytes(std::int64_t channels) {
   return static_cast<std::size_t>(channels) * sizeof(float);
 }

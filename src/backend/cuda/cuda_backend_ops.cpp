@@ -93,6 +93,24 @@ void CudaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gam
   cuda::launch_batchnorm_forward_inference(a, work.raw(), r_->stream);
 }
 
+void CudaBackend::batchnorm_forward_saved(const Tensor& x, const Tensor& gamma,
+                                          const Tensor& beta, const Tensor& saved_mean,
+                                          const Tensor& saved_invstd, Tensor& y) {
+  const auto [rows, channels] = operand_check::batchnorm_forward_saved(
+      r_->rules, x, gamma, beta, saved_mean, saved_invstd, y);
+  cuda::BatchNormSavedArgs a;
+  a.x = x.raw();
+  a.y = y.raw();
+  a.dtype = x.dtype();
+  a.rows = rows;
+  a.channels = channels;
+  a.gamma = gamma.data<float>();
+  a.beta = beta.data<float>();
+  a.saved_mean = saved_mean.data<float>();
+  a.saved_invstd = saved_invstd.data<float>();
+  cuda::launch_batchnorm_forward_saved(a, r_->stream);
+}
+
 void CudaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                                      const Tensor& saved_mean, const Tensor& saved_invstd,
                                      Tensor& dx, Tensor& dgamma, Tensor& dbeta) {

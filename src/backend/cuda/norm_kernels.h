@@ -43,6 +43,21 @@ struct BatchNormInferenceArgs {
   double eps = 1e-5;
 };
 
+// y = (x - saved_mean) * saved_invstd * gamma + beta: the training forward's normalisation
+// again, from its saved statistics.
+struct BatchNormSavedArgs {
+  const void* x = nullptr;
+  void* y = nullptr;
+  DType dtype = DType::f32;
+  std::int64_t rows = 0, channels = 0;
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+  const float* saved_mean = nullptr;
+  const float* saved_invstd = nullptr;
+};
+
+void launch_batchnorm_forward_saved(const BatchNormSavedArgs& a, cudaStream_t stream);
+
 std::size_t batchnorm_inference_scratch_bytes(std::int64_t channels);
 void launch_batchnorm_forward_inference(const BatchNormInferenceArgs& a, void* scratch,
                                         cudaStream_t stream);

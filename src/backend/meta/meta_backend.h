@@ -58,6 +58,9 @@ class MetaBackend final : public Backend {
   void batchnorm_forward_inference(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                    const Tensor& running_mean, const Tensor& running_var,
                                    double eps, Tensor& y) override;
+  void batchnorm_forward_saved(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                               const Tensor& saved_mean, const Tensor& saved_invstd,
+                               Tensor& y) override;
   void batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
                           const Tensor& saved_mean, const Tensor& saved_invstd, Tensor& dx,
                           Tensor& dgamma, Tensor& dbeta) override;

@@ -14,6 +14,7 @@ namespace {
 // Operations per element of the primitives that are not convolutions or GEMMs.
 constexpr double kBatchNormForwardOps = 6;     // sum; centred square (sub, mul, add); x*a + b
 constexpr double kBatchNormInferenceOps = 2;   // x*a + b (a, b per channel)
+constexpr double kBatchNormSavedOps = 4;       // (x - mean) * invstd * gamma + beta
 constexpr double kBatchNormBackwardOps = 11;   // xhat twice (2 x sub, mul); two sums (add;
                                                // mul, add); dx = k*(dy - m - xhat*n) (4)
 constexpr double kPreluForwardOps = 1;         // select, or one multiply
@@ -81,6 +82,14 @@ void MetaBackend::batchnorm_forward_inference(const Tensor& x, const Tensor& gam
                                              y);
   count("batchnorm_forward_inference", 0, kBatchNormInferenceOps * numel(x),
         bytes({&x, &gamma, &beta, &running_mean, &running_var}), bytes({&y}));
+}
+
+void MetaBackend::batchnorm_forward_saved(const Tensor& x, const Tensor& gamma,
+                                          const Tensor& beta, const Tensor& saved_mean,
+                                          const Tensor& saved_invstd, Tensor& y) {
+  operand_check::batchnorm_forward_saved(rules_, x, gamma, beta, saved_mean, saved_invstd, y);
+  count("batchnorm_forward_saved", 0, kBatchNormSavedOps * numel(x),
+        bytes({&x, &gamma, &beta, &saved_mean, &saved_invstd}), bytes({&y}));
 }
 
 void MetaBackend::batchnorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
