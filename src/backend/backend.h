@@ -56,6 +56,18 @@ struct AdamWParams {
   std::int64_t step = 1;
 };
 
+// How an optimiser update stores the values it keeps in 16 bits (class centres and their
+// moments under classifier_storage = "f16" | "bf16"): rounded stochastically
+// (core/float16_bits.h), element (r, c) of a [rows, cols] tensor drawing the bits of global
+// element (first_row + r) * cols + c in the update's stream of that tensor
+// (core/stochastic_rounding.h: the weights, the first and the second moment each have their
+// own). The draws depend on the key and the global row only, never on the rank that holds
+// the row. f32 and f64 values are stored as computed and ignore it.
+struct StochasticRounding {
+  std::uint64_t key = 0;
+  std::int64_t first_row = 0;
+};
+
 // The factors of one AdamW update, computed in f64 by both backends alike: the decay
 // 1 - lr * wd, the step size lr / (1 - beta1^t) and sqrt(1 - beta2^t). Throws pfc::Error
 // naming `op` when step < 1 or a beta is outside [0, 1).
@@ -101,11 +113,13 @@ class Backend {
   // staging_allocator() memory must stay untouched until the next synchronize().
   virtual void copy(const Tensor& src, Tensor& dst) = 0;
   virtual void fill(Tensor& x, double value) = 0;
-  // x (f32) [i] = normal_value(key, first_index + i, stddev) (core/counter_rng.h): random
-  // initial values drawn where they live, in any split, identical on every backend.
+  // x [i] = normal_value(key, first_index + i, stddev) (core/counter_rng.h): random initial
+  // values drawn where they live, in any split, identical on every backend. x is f32, or f16
+  // or bf16 (stored class centres), the f32 value rounded to nearest even.
   virtual void fill_normal(Tensor& x, std::uint64_t key, std::uint64_t first_index,
                            double stddev) = 0;
-  // dst = src converted between f16, f32 and f64 (same element count).
+  // dst = src converted between f16, bf16, f32 and f64 (same element count), rounded to
+  // nearest even.
   virtual void cast(const Tensor& src, Tensor& dst) = 0;
 
   // ---- convolution (NHWC activations, OHWI filters, no bias, any group count) -----
@@ -206,21 +220,26 @@ class Backend {
 
   // ---- optimisers (PyTorch semantics) ---------------------------------------------------
   // w and its optimiser state share one type: f32 masters, f64 in an f64 run (the CPU
-  // backend). g has that type, or is f16 beside f32 masters on cuda.
+  // backend). g has that type, or is f16 beside f32 masters on cuda. Or w is a matrix of
+  // stored values (class centres under classifier_storage): f16 or bf16, its moments f16 or
+  // bf16 each, and g of a computing type (f32; f64 in an f64 run): the stored values are read
+  // into g's type, the arithmetic is the same, and each result is stored as `rounding` says.
   // torch.optim.SGD: g' = g + weight_decay * w;  m = momentum * m + g';  w -= lr * m.
   virtual void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
-                          double weight_decay) = 0;
+                          double weight_decay, const StochasticRounding& rounding) = 0;
   // The same on the rows index[i] of w and m, with gradient row i of g (sparse PartialFC).
   virtual void sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
-                               double lr, double momentum, double weight_decay) = 0;
+                               double lr, double momentum, double weight_decay,
+                               const StochasticRounding& rounding) = 0;
   // torch.optim.AdamW: w *= 1 - lr * wd;  m = b1 * m + (1 - b1) * g;
   // v = b2 * v + (1 - b2) * g * g;  w -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps).
   virtual void adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
-                            const AdamWParams& p) = 0;
+                            const AdamWParams& p, const StochasticRounding& rounding) = 0;
   // The same on the rows index[i] of w, m and v, with gradient row i of g (sparse PartialFC:
   // other rows and their moments untouched).
   virtual void adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
-                                 const Tensor& g, const AdamWParams& p) = 0;
+                                 const Tensor& g, const AdamWParams& p,
+                                 const StochasticRounding& rounding) = 0;
 };
 
 // The CPU and meta backends always exist; the CUDA one when built with CUDA and a GPU is visible

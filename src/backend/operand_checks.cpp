@@ -1,6 +1,8 @@
 #include "backend/operand_checks.h"
 
+#include <initializer_list>
 #include <limits>
+#include <utility>
 
 #include "core/error.h"
 
@@ -167,33 +169,56 @@ void keep_mask(const OperandRules& r, const Tensor& keep, const Tensor& matrix, 
   check_dtype(keep, DType::u8, op, "keep");
 }
 
-// Master weights (and their optimiser moments) of an SGD or AdamW step.
-void master(const OperandRules& r, const Tensor& w, const char* op) {
+// An f16 or bf16 tensor of stored values (class centres and their moments) on the device.
+void stored_16bit(const OperandRules& r, const Tensor& t, const char* op, const char* name) {
+  placed(r, t, op, name);
+  PFC_CHECK(is_16bit_float(t.dtype()), "{}: {} is {}, expected f16 or bf16 beside 16-bit w", op,
+            name, dtype_name(t.dtype()));
+}
+
+// The weights of an SGD or AdamW step and their optimiser moments (m, and v for AdamW), and its
+// gradient g. Either master weights (f32; or any computed type where the backend keeps
+// statistics in the activations' type) with moments like them and g a companion of w; or a
+// matrix of stored 16-bit values with 16-bit moments of its shape (all of one type) and g of a
+// computed type.
+using Moments = std::initializer_list<std::pair<const Tensor*, const char*>>;
+void optimised(const OperandRules& r, const Tensor& w, Moments moments, const Tensor& g,
+               const char* op) {
+  defined(w, op, "w");
+  if (is_16bit_float(w.dtype())) {
+    placed(r, w, op, "w");
+    rank_is(w, 2, op, "w");
+    for (const auto& [t, name] : moments) {
+      stored_16bit(r, *t, op, name);
+      check_shape(*t, w.shape(), op, name);
+      check_dtype(*t, moments.begin()->first->dtype(), op, name);
+    }
+    computable(r, g, op, "g");
+    return;
+  }
   if (r.f32_statistics) {
     placed(r, w, op, "w");
     check_dtype(w, DType::f32, op, "w");
   } else {
     computable(r, w, op, "w");
   }
+  for (const auto& [t, name] : moments) like(r, *t, w, op, name);
+  companion(r, g, w, op, "g");
 }
 
-// An optimiser step on all of w: its first moment m like it, the gradient g of its shape.
-void dense_step(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m,
+// An optimiser step on all of w, the gradient g of its shape.
+void dense_step(const OperandRules& r, const Tensor& w, const Tensor& g, Moments moments,
                 const char* op) {
-  master(r, w, op);
-  like(r, m, w, op, "m");
-  companion(r, g, w, op, "g");
+  optimised(r, w, moments, g, op);
   check_shape(g, w.shape(), op, "g");
 }
 
-// An optimiser step on rows index[i] of w [rows, cols] (and of m like it), row i of g
+// An optimiser step on rows index[i] of w [rows, cols] (and of its moments), row i of g
 // [count, cols] each.
-void row_step(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& index,
+void row_step(const OperandRules& r, const Tensor& w, Moments moments, const Tensor& index,
               const Tensor& g, const char* op) {
-  master(r, w, op);
+  optimised(r, w, moments, g, op);
   rank_is(w, 2, op, "w");
-  like(r, m, w, op, "m");
-  companion(r, g, w, op, "g");
   rank_is(g, 2, op, "g");
   check_shape(g, {g.dim(0), w.dim(1)}, op, "g");
   index_vector(r, index, g.dim(0), op);
@@ -213,7 +238,8 @@ void fill(const OperandRules& r, const Tensor& x) { placed(r, x, "fill", "x"); }
 
 void fill_normal(const OperandRules& r, const Tensor& x) {
   placed(r, x, "fill_normal", "x");
-  check_dtype(x, DType::f32, "fill_normal", "x");
+  PFC_CHECK(x.dtype() == DType::f32 || is_16bit_float(x.dtype()),
+            "fill_normal: x is {}, expected f32, f16 or bf16", dtype_name(x.dtype()));
 }
 
 void cast(const OperandRules& r, const Tensor& src, const Tensor& dst) {
@@ -221,8 +247,8 @@ void cast(const OperandRules& r, const Tensor& src, const Tensor& dst) {
        {std::pair<const Tensor*, const char*>{&src, "src"}, {&dst, "dst"}}) {
     placed(r, *t, "cast", name);
     const DType d = t->dtype();
-    PFC_CHECK(d == DType::f16 || d == DType::f32 || d == DType::f64,
-              "cast: {} is {}, expected f16, f32 or f64", name, dtype_name(d));
+    PFC_CHECK(is_16bit_float(d) || d == DType::f32 || d == DType::f64,
+              "cast: {} is {}, expected f16, bf16, f32 or f64", name, dtype_name(d));
   }
   PFC_CHECK(src.numel() == dst.numel(), "cast: src {} and dst {} differ in element count",
             src.describe(), dst.describe());
@@ -402,13 +428,22 @@ ChannelRows sum_rows(const OperandRules& r, const Tensor& x, const Tensor& out) 
   return d;
 }
 
+// x is computed-type rows, or stored 16-bit rows (class centres) read into y's computed type.
 void l2_normalize_rows(const OperandRules& r, const Tensor& x, const Tensor& y,
                        const Tensor& norms) {
   const char* op = "l2_normalize_rows";
-  matrix(r, x, op, "x");
-  companion(r, y, x, op, "y");
+  DType computed = x.dtype();
+  if (x.defined() && is_16bit_float(x.dtype()) && !r.computes_in(x.dtype())) {
+    placed(r, x, op, "x");
+    rank_is(x, 2, op, "x");
+    computable(r, y, op, "y");
+    computed = y.dtype();
+  } else {
+    matrix(r, x, op, "x");
+    companion(r, y, x, op, "y");
+  }
   check_shape(y, x.shape(), op, "y");
-  vector_of(r, norms, x.dim(0), statistic_type(r, x.dtype()), op, "norms");
+  vector_of(r, norms, x.dim(0), statistic_type(r, computed), op, "norms");
 }
 
 void l2_normalize_rows_backward(const OperandRules& r, const Tensor& dy, const Tensor& y,
@@ -483,24 +518,22 @@ void interclass_filter_backward(const OperandRules& r, const Tensor& grad, const
 }
 
 void sgd_update(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m) {
-  dense_step(r, w, g, m, "sgd_update");
+  dense_step(r, w, g, {{&m, "m"}}, "sgd_update");
 }
 
 void sgd_update_rows(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& index,
                      const Tensor& g) {
-  row_step(r, w, m, index, g, "sgd_update_rows");
+  row_step(r, w, {{&m, "m"}}, index, g, "sgd_update_rows");
 }
 
 void adamw_update(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m,
                   const Tensor& v) {
-  dense_step(r, w, g, m, "adamw_update");
-  like(r, v, w, "adamw_update", "v");
+  dense_step(r, w, g, {{&m, "m"}, {&v, "v"}}, "adamw_update");
 }
 
 void adamw_update_rows(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& v,
                        const Tensor& index, const Tensor& g) {
-  row_step(r, w, m, index, g, "adamw_update_rows");
-  like(r, v, w, "adamw_update_rows", "v");
+  row_step(r, w, {{&m, "m"}, {&v, "v"}}, index, g, "adamw_update_rows");
 }
 
 }  // namespace pfc::operand_check

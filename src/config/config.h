@@ -44,6 +44,9 @@ struct Config {
   std::string device = "cpu";         // "cpu" | "cuda" | "meta" (pfc plan)
   std::string plan_for = "cuda";      // device = "meta": the backend a plan is of
   bool memory_check = true;           // pfc train refuses a run its plan says does not fit
+  // The class centres and their optimiser moments in f32, or stored in 16 bits and rounded
+  // stochastically by each update (README, "Class centres in 16 bits").
+  std::string classifier_storage = "f32";  // "f32" | "f16" | "bf16"
   std::vector<std::int64_t> layers;   // custom depth per stage (network = "custom")
   std::vector<std::int64_t> widths{64, 128, 256, 512};
   std::int64_t image_size = 112;

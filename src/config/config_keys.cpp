@@ -88,6 +88,11 @@ const ConfigKey kKeys[] = {
     {"memory_check", &Config::memory_check,
      "pfc train first plans the run and refuses it (exit 2) when it needs more memory than the "
      "device or host has"},
+    {"classifier_storage", &Config::classifier_storage,
+     "the type the class centres and their optimiser moments are stored in: f32, or f16 / bf16 "
+     "(half the memory; each update rounds stochastically; AdamW's moments beside f16 centres "
+     "are bf16)",
+     {.choices = "f32|f16|bf16"}},
     {"layers", &Config::layers, "blocks in each of the four stages when network = \"custom\"",
      {.min = at_least(1)}},
     {"widths", &Config::widths, "channels of the four iresnet stages",

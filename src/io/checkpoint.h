@@ -4,7 +4,9 @@
 // On disk, output/<run>/ckpt/step_NNNNNNN/ (NNNNNNN: the step, 7 digits or more):
 //   shard_RRRRR.h5  one per rank that wrote it: /weight and one dataset per optimiser moment
 //                   (/momentum for SGD; /exp_avg and /exp_avg_sq for AdamW) [num_local, emb]
-//                   f32, attributes class_start, num_local, num_classes, rank, world_size
+//                   in the type the run stored them in (f32, or f16 / bf16 under
+//                   classifier_storage), attributes class_start, num_local, num_classes, rank,
+//                   world_size
 //   model.h5        /backbone/parameters/NAME, /backbone/MOMENT/NAME (one group per moment),
 //                   /backbone/buffers/NAME: f32 in PyTorch layout, arcface_torch state_dict
 //                   names; each group's attribute `names` lists them in order, one per line
@@ -12,8 +14,9 @@
 //                   loss_scale, loss_scale_clean_steps, lr_step, seed, world_size, method,
 //                   sample_rate, num_classes, embedding_size, config (TOML), optimizer,
 //                   backbone_updates, classifier_updates
-//                   /pfc/weight, /pfc/MOMENT: virtual datasets [num_classes, emb] f32 over the
-//                   shard files (relative names: the folder can move); /pfc attributes
+//                   /pfc/weight, /pfc/MOMENT: virtual datasets [num_classes, emb] over the
+//                   shard files, typed as the shards (relative names: the folder can move);
+//                   /pfc attributes
 //                   num_classes, embedding_size, class_start and num_local (one per shard),
 //                   moments (the moment names, one per line)
 //   latest (beside the step folders): the name of the newest complete checkpoint
@@ -64,8 +67,9 @@ struct NamedMoment {
 // moments. DP holds every row on every rank; it saves the rows of the MP layout of its rank.
 struct ClassShard {
   std::int64_t class_start = 0;
-  Tensor weight;                     // f32 [num_local, embedding_size], host
-  std::vector<NamedTensor> moments;  // each f32 like weight, in the order of Checkpoint::moments
+  Tensor weight;                     // [num_local, embedding_size], host: f32, f16 or bf16
+  std::vector<NamedTensor> moments;  // each shaped like weight (f32, f16 or bf16), in the order
+                                     // of Checkpoint::moments
 };
 
 struct Checkpoint {

@@ -152,12 +152,14 @@ Checkpoint read_checkpoint(const fs::path& folder, const CheckpointRequest& requ
     checkpoint.parameters = read_named(id, "/backbone/parameters");
     checkpoint.buffers = read_named(id, "/backbone/buffers");
     checkpoint.shard.class_start = begin;
-    checkpoint.shard.weight = h5::read_rows(id, "/pfc/weight", begin, request.num_local,
-                                            DType::f32);
+    // The class centres and their moments in the type they were stored in (classifier_storage).
+    const auto stored_rows = [&](const std::string& view) {
+      return h5::read_rows(id, view, begin, request.num_local, h5::stored_float_type(id, view));
+    };
+    checkpoint.shard.weight = stored_rows("/pfc/weight");
     for (const std::string& name : moment_names(id)) {
       checkpoint.moments.push_back({name, read_named(id, "/backbone/" + name)});
-      checkpoint.shard.moments.push_back(
-          {name, h5::read_rows(id, "/pfc/" + name, begin, request.num_local, DType::f32)});
+      checkpoint.shard.moments.push_back({name, stored_rows("/pfc/" + name)});
     }
     checkpoint.has_checksums = checkpoint.parameters.empty() ||
                                h5::has_checksum(id, "/backbone/parameters/" +

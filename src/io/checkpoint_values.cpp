@@ -6,7 +6,9 @@
 #include <cmath>
 #include <optional>
 
+#include "core/bfloat16.h"
 #include "core/error.h"
+#include "core/half.h"
 
 namespace pfc {
 
@@ -14,12 +16,23 @@ namespace {
 
 const float kLargestUsable = std::sqrt(FLT_MAX);
 
-// The index of the first unusable element of a host f32 tensor.
+// Element i of a host f32 tensor, or of stored 16-bit class centres and moments.
+float value_at(const Tensor& t, std::int64_t i) {
+  switch (t.dtype()) {
+    case DType::f16:
+      return t.data<Half>()[i].to_float();
+    case DType::bf16:
+      return t.data<BFloat16>()[i].to_float();
+    default:
+      return t.data<float>()[i];
+  }
+}
+
+// The index of the first unusable element of a host tensor.
 std::optional<std::int64_t> first_unusable(const Tensor& t) {
   if (!t.defined() || t.numel() == 0) return std::nullopt;
-  const float* values = t.data<float>();
   for (std::int64_t i = 0; i < t.numel(); ++i)
-    if (!(std::fabs(values[i]) < kLargestUsable)) return i;  // NaN fails the comparison too
+    if (!(std::fabs(value_at(t, i)) < kLargestUsable)) return i;  // NaN fails the comparison too
   return std::nullopt;
 }
 
@@ -35,7 +48,7 @@ void check_named(const std::vector<NamedTensor>& tensors, const std::string& kin
   for (const NamedTensor& t : tensors)
     if (const auto i = first_unusable(t.value))
       throw UnusableCheckpoint(fmt::format("{}: {} '{}' element {} is {}", where, kind, t.name, *i,
-                              describe_value(t.value.data<float>()[*i])));
+                              describe_value(value_at(t.value, *i))));
 }
 
 void check_centres(const Tensor& rows, std::int64_t class_start, const std::string& kind,
@@ -44,7 +57,7 @@ void check_centres(const Tensor& rows, std::int64_t class_start, const std::stri
     const std::int64_t columns = rows.dim(1);
     throw UnusableCheckpoint(fmt::format("{}: {} of class {} (element {}) is {}", where, kind,
                             class_start + *i / columns, *i % columns,
-                            describe_value(rows.data<float>()[*i])));
+                            describe_value(value_at(rows, *i))));
   }
 }
 

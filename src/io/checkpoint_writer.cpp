@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <exception>
 #include <set>
+#include <utility>
 
 #include "core/build_revision.h"
 #include "core/fault_injection.h"
@@ -46,6 +47,14 @@ void check_host_f32(const Tensor& t, const std::string& what) {
             t.defined() ? t.describe() : "undefined");
 }
 
+// Class centres and their moments: f32, or stored in 16 bits (classifier_storage).
+void check_host_stored(const Tensor& t, const std::string& what) {
+  PFC_CHECK(t.defined() && t.device() == DeviceKind::cpu &&
+                (t.dtype() == DType::f32 || is_16bit_float(t.dtype())),
+            "{} must be a host f32, f16 or bf16 tensor, not {}", what,
+            t.defined() ? t.describe() : "undefined");
+}
+
 void write_named(hid_t file, const std::string& group, const std::vector<NamedTensor>& tensors) {
   h5::require_group(file, group);
   std::set<std::string> seen;
@@ -82,13 +91,13 @@ void write_shard(const fs::path& path, const Checkpoint& checkpoint, int rank, i
   const ClassShard& shard = checkpoint.shard;
   const TrainingState& state = checkpoint.state;
   moment_names(checkpoint);
-  check_host_f32(shard.weight, "shard weight");
+  check_host_stored(shard.weight, "shard weight");
   const std::int64_t rows = shard.weight.rank() == 2 ? shard.weight.dim(0) : -1;
   PFC_CHECK(rows >= 0 && shard.weight.dim(1) == state.embedding_size,
             "shard weight {} must be [rows, embedding_size = {}]", shard.weight.describe(),
             state.embedding_size);
   for (const NamedTensor& m : shard.moments) {
-    check_host_f32(m.value, "shard " + m.name);
+    check_host_stored(m.value, "shard " + m.name);
     PFC_CHECK(m.value.shape() == shard.weight.shape(), "shard {} {} must be shaped as weight {}",
               m.name, m.value.describe(), shard.weight.describe());
   }
@@ -136,8 +145,9 @@ void write_state(hid_t file, const TrainingState& state, int world_size) {
 
 // The virtual [classes, emb] datasets over the shard files, after checking that the shards
 // cover every class exactly once.
-void write_class_views(hid_t file, const fs::path& folder, const TrainingState& state,
+void write_class_views(hid_t file, const fs::path& folder, const Checkpoint& checkpoint,
                        const std::vector<std::string>& moments, int world_size) {
+  const TrainingState& state = checkpoint.state;
   std::vector<ShardExtent> shards;
   for (int r = 0; r < world_size; ++r)
     shards.push_back(
@@ -156,17 +166,18 @@ void write_class_views(hid_t file, const fs::path& folder, const TrainingState& 
             state.num_classes);
 
   std::vector<std::int64_t> starts, counts;
-  std::vector<std::string> datasets{"weight"};
-  datasets.insert(datasets.end(), moments.begin(), moments.end());
+  // Each view in the type its shards store (every rank stores alike).
+  std::vector<std::pair<std::string, DType>> datasets{{"weight", checkpoint.shard.weight.dtype()}};
+  for (const NamedTensor& m : checkpoint.shard.moments) datasets.emplace_back(m.name, m.value.dtype());
   std::string moment_list;
   for (const std::string& name : moments) moment_list += name + "\n";
-  for (const std::string& dataset : datasets) {
+  for (const auto& [dataset, dtype] : datasets) {
     std::vector<h5::RowSource> sources;
     for (int r = 0; r < world_size; ++r)
       sources.push_back({shard_file_name(r), "/" + dataset,
                          shards[static_cast<std::size_t>(r)].class_start,
                          shards[static_cast<std::size_t>(r)].num_local});
-    h5::create_virtual_rows(file, "/pfc/" + dataset, DType::f32, state.num_classes,
+    h5::create_virtual_rows(file, "/pfc/" + dataset, dtype, state.num_classes,
                             state.embedding_size, sources);
   }
   for (const ShardExtent& s : shards) {
@@ -231,7 +242,7 @@ void write_model(const fs::path& folder, const Checkpoint& checkpoint, int world
     }
     write_named(file.id(), "/backbone/buffers", checkpoint.buffers);
     write_state(file.id(), checkpoint.state, world_size);
-    write_class_views(file.id(), folder, checkpoint.state, moments, world_size);
+    write_class_views(file.id(), folder, checkpoint, moments, world_size);
     file.close();
   }
   sync_path(path);

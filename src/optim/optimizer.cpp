@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/counter_rng.h"
 #include "core/error.h"
 
 namespace pfc {
@@ -18,7 +19,7 @@ class Sgd final : public Optimizer {
               bool decay) const override {
     check_state(w, state, "SGD update");
     backend.sgd_update(w, g, state.moments[0], lr, settings().momentum,
-                       decay ? settings().weight_decay : 0.0);
+                       decay ? settings().weight_decay : 0.0, state.rounding());
     ++state.updates;
   }
 
@@ -26,7 +27,7 @@ class Sgd final : public Optimizer {
                    OptimizerState& state, double lr) const override {
     check_state(w, state, "SGD row update");
     backend.sgd_update_rows(w, state.moments[0], index, g, lr, settings().momentum,
-                            settings().weight_decay);
+                            settings().weight_decay, state.rounding());
     ++state.updates;
   }
 };
@@ -40,7 +41,8 @@ class AdamW final : public Optimizer {
   void update(Backend& backend, Tensor& w, const Tensor& g, OptimizerState& state, double lr,
               bool decay) const override {
     check_state(w, state, "AdamW update");
-    backend.adamw_update(w, g, state.moments[0], state.moments[1], params(lr, decay, state));
+    backend.adamw_update(w, g, state.moments[0], state.moments[1], params(lr, decay, state),
+                         state.rounding());
     ++state.updates;
   }
 
@@ -48,7 +50,7 @@ class AdamW final : public Optimizer {
                    OptimizerState& state, double lr) const override {
     check_state(w, state, "AdamW row update");
     backend.adamw_update_rows(w, state.moments[0], state.moments[1], index, g,
-                              params(lr, true, state));
+                              params(lr, true, state), state.rounding());
     ++state.updates;
   }
 
@@ -93,8 +95,17 @@ void Optimizer::check_state(const Tensor& w, const OptimizerState& state, const 
             op, state.moments.size(), names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     check_shape(state.moments[i], w.shape(), op, names[i].c_str());
-    check_dtype(state.moments[i], w.dtype(), op, names[i].c_str());
+    check_dtype(state.moments[i],
+                is_16bit_float(w.dtype()) && is_16bit_float(state.moments[0].dtype())
+                    ? state.moments[0].dtype()
+                    : w.dtype(),
+                op, names[i].c_str());
   }
+}
+
+StochasticRounding OptimizerState::rounding() const {
+  return {stream_key(rounding_seed, "stochastic_rounding", static_cast<std::uint64_t>(updates)),
+          first_row};
 }
 
 std::unique_ptr<Optimizer> make_optimizer(const OptimizerSettings& settings) {

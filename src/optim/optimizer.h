@@ -33,12 +33,21 @@ struct OptimizerSettings {
 // The config's optimizer, momentum and weight_decay.
 OptimizerSettings optimizer_settings(const Config& cfg);
 
-// One trained tensor's optimiser state: its moments, each shaped and typed like the tensor, in
-// the order of Optimizer::moment_names(), and how many updates it has had (AdamW's bias
-// correction counts them; a row update counts once for the whole table).
+// One trained tensor's optimiser state: its moments, each shaped like the tensor (and typed
+// like it, or 16-bit beside 16-bit stored centres: classifier_storage.h), in the order of
+// Optimizer::moment_names(), and how many updates it has had (AdamW's bias correction counts
+// them; a row update counts once for the whole table).
 struct OptimizerState {
   std::vector<Tensor> moments;
   std::int64_t updates = 0;
+  // Where 16-bit stored values round (class centres): the run's seed keys every update's
+  // draws, and first_row is the global row of the tensor's row 0.
+  std::uint64_t rounding_seed = 0;
+  std::int64_t first_row = 0;
+
+  // The rounding of the next update: its key is a function of the seed and `updates`, which a
+  // checkpoint keeps, so a resumed run rounds as the uninterrupted one would.
+  StochasticRounding rounding() const;
 };
 
 class Optimizer {
@@ -50,7 +59,7 @@ class Optimizer {
   // torch.optim's names of the moments: SGD {"momentum"}, AdamW {"exp_avg", "exp_avg_sq"}
   // (checkpoints store them under these names).
   virtual std::vector<std::string> moment_names() const = 0;
-  // Zero moments for a tensor of this shape and type (PyTorch creates them as zeros too).
+  // Zero moments of this shape and type (PyTorch creates them as zeros too).
   OptimizerState zero_state(Backend& backend, const Shape& shape, DType dtype) const;
 
   // One update of w with gradient g; decay: whether weight decay applies to w.
@@ -63,7 +72,8 @@ class Optimizer {
 
  protected:
   explicit Optimizer(const OptimizerSettings& settings) : settings_(settings) {}
-  // Checks that state holds moment_names().size() moments shaped like w.
+  // Checks that state holds moment_names().size() moments shaped like w and typed like it
+  // (any one 16-bit type beside 16-bit w).
   void check_state(const Tensor& w, const OptimizerState& state, const char* op) const;
 
  private:

@@ -19,7 +19,8 @@ void init_class_centres(Backend& backend, Tensor& rows, std::int64_t first_row,
             rows.describe());
   // Drawn where the rows live: a shard of millions of centres is never staged on the host.
   const auto first = static_cast<std::uint64_t>(first_row * rows.dim(1));
-  if (rows.dtype() == DType::f32) {
+  // 16-bit stored centres take the f32 values rounded to nearest.
+  if (rows.dtype() == DType::f32 || is_16bit_float(rows.dtype())) {
     backend.fill_normal(rows, init_key(seed), first, stddev);
     return;
   }

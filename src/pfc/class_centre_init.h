@@ -16,8 +16,8 @@ constexpr double kClassCentreInitStd = 0.01;
 float class_centre_init_value(std::uint64_t seed, std::uint64_t index,
                               double stddev = kClassCentreInitStd);
 
-// Fills rows [num_rows, emb] (any device; f32, or f64 holding the same f32 values) with global
-// rows first_row .. first_row + num_rows.
+// Fills rows [num_rows, emb] (any device; f32, or f64 holding the same f32 values, or f16 or
+// bf16 holding them rounded to nearest) with global rows first_row .. first_row + num_rows.
 void init_class_centres(Backend& backend, Tensor& rows, std::int64_t first_row,
                         std::uint64_t seed, double stddev = kClassCentreInitStd);
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <span>
 
+#include "optim/classifier_storage.h"
 #include "pfc/class_centre_init.h"
 #include "pfc/class_sampler.h"
 #include "pfc/row_gradient_sum.h"
@@ -51,11 +52,18 @@ PartialFc::PartialFc(Backend& backend, Comm& comm, const PartialFcOptions& optio
     throw UsageError(fmt::format("interclass_filtering_threshold is {}, expected a value in "
                                  "[0, 1) (0: no filtering)",
                                  threshold));
-  weight_ = backend_.empty({layout_.num_local, options.embedding_size}, options.dtype,
+  PFC_CHECK(options.storage == DType::f32 || is_16bit_float(options.storage),
+            "PartialFc: the centres are stored in f32, f16 or bf16, not {}",
+            dtype_name(options.storage));
+  const DType stored = stored_weight_type(options.storage, options.dtype);
+  weight_ = backend_.empty({layout_.num_local, options.embedding_size}, stored,
                            MemoryPurpose::weights);
   init_class_centres(backend_, weight_, layout_.class_start, options.seed);
   optimizer_ = make_optimizer(options.optimizer);
-  state_ = optimizer_->zero_state(backend_, weight_.shape(), weight_.dtype());
+  state_ = optimizer_->zero_state(backend_, weight_.shape(),
+                                  stored_moment_type(stored, options.optimizer.kind));
+  state_.rounding_seed = options.seed;
+  state_.first_row = layout_.class_start;
 }
 
 void PartialFc::set_global_weight(const Tensor& global) {
@@ -272,9 +280,10 @@ double PartialFc::sharded_step(const Tensor& embeddings,
     sampled = std::move(s.index);
     local_labels = std::move(s.local_label);
     sampled_device = index_on_backend(backend_, sampled, MemoryPurpose::workspace);
+    // In the stored type: 16-bit rows are read into the compute type as they are normalised.
     centres = backend_.empty({static_cast<std::int64_t>(sampled.size()),
                               options_.embedding_size},
-                             options_.dtype, MemoryPurpose::activations);
+                             weight_.dtype(), MemoryPurpose::activations);
     backend_.gather_rows(weight_, sampled_device, centres);
   }
   Tensor local_label = index_on_backend(backend_, local_labels, MemoryPurpose::workspace);

@@ -39,6 +39,10 @@ struct PartialFcOptions {
   // embeddings and centres): `dtype`, or f16 in fp16 training (dtype f32), as arcface_torch's
   // autocast has them; products accumulate in f32 then, and everything else stays f32.
   DType gemm_operands = DType::f32;
+  // classifier_storage (optim/classifier_storage.h): f32 keeps the centres and their moments
+  // in `dtype`; f16 or bf16 stores them in 16 bits, read into `dtype` for the arithmetic and
+  // rounded back stochastically by each update.
+  DType storage = DType::f32;
   // arcface_torch's interclass_filtering_threshold: negatives whose cosine exceeds it are set
   // to 0 before the margin. 0 turns the filter off.
   double interclass_filtering_threshold = 0.0;
@@ -68,16 +72,17 @@ class PartialFc {
   // The classes this rank holds: its shard (mp, pfc) or all of them (dp, a one-rank layout).
   const ShardLayout& layout() const { return layout_; }
 
-  // This rank's centres, [layout().num_local, emb] of options().dtype on the backend's
-  // device, and their optimiser state (moments of the same shape and type; checkpoints read
-  // and write both directly).
+  // This rank's centres, [layout().num_local, emb] of their stored type (options().dtype, or
+  // the 16-bit storage type) on the backend's device, and their optimiser state (moments of
+  // the same shape, in stored_moment_type; checkpoints read and write both directly).
   Tensor& weight() { return weight_; }
   OptimizerState& optimizer_state() { return state_; }
   const Optimizer& optimizer() const { return *optimizer_; }
   // Takes this rank's rows of a global [num_classes, emb] f32 or f64 matrix (any device),
-  // converted to options().dtype.
+  // converted to the stored type (rounded to nearest).
   void set_global_weight(const Tensor& global);
-  // Collective: the global [num_classes, emb] centres, on the host of every rank.
+  // Collective: the global [num_classes, emb] centres in their stored type, on the host of
+  // every rank.
   Tensor gather_global_weight();
 
   // From now on, sample exactly these classes (sorted global ids, e.g. a golden file's

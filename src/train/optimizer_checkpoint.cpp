@@ -60,7 +60,9 @@ void restore_optimizer_state(const Checkpoint& checkpoint, const std::string& wh
       Tensor view = step.backbone_moment(*p, i);
       backend.copy(ours, view);
     }
-    backend.copy(checkpoint.shard.moments[i].value, centres.moments[i]);
+    // In the type this run stores them in (a checkpoint of another classifier_storage is
+    // converted, rounded to nearest).
+    backend.copy_cast(checkpoint.shard.moments[i].value, centres.moments[i]);
   }
   step.backbone_state().updates = checkpoint.state.backbone_updates;
   centres.updates = checkpoint.state.classifier_updates;

@@ -17,6 +17,7 @@
 #include "io/metrics_writer.h"
 #include "model/backbone_state.h"
 #include "model/make_backbone.h"
+#include "optim/classifier_storage.h"
 #include "pfc/partial_fc.h"
 #include "train/checkpoint_model_match.h"
 #include "train/divergence_monitor.h"
@@ -137,7 +138,12 @@ class TrainingRun {
     check_checkpoint_fits_model(ckpt, model_, cfg_, info.path);
     import_backbone_state(model_, ckpt.parameters, ckpt.buffers);
     restore_optimizer_state(ckpt, info.path.string(), model_, stepper_, head_);
-    backend_.copy(ckpt.shard.weight, head_.weight());
+    const DType saved = ckpt.shard.weight.dtype(), stored = head_.weight().dtype();
+    if (saved != stored && comm_.rank() == 0)
+      spdlog::info("checkpoint {} stores the class centres in {}, this run in {} "
+                   "(classifier_storage): converted once, rounded to nearest",
+                   info.path.string(), dtype_name(saved), dtype_name(stored));
+    backend_.copy_cast(ckpt.shard.weight, head_.weight());
     step_ = ckpt.state.step;
     data_->seek(ckpt.state.data);
     scaler_.restore({ckpt.state.loss_scale, ckpt.state.loss_scale_clean_steps});
@@ -153,6 +159,7 @@ class TrainingRun {
     o.embedding_size = cfg.embedding_size;
     o.sample_rate = cfg.sample_rate;
     o.margin = MarginParams{cfg.margin_list[0], cfg.margin_list[1], cfg.margin_list[2], cfg.scale_s};
+    o.storage = parse_classifier_storage(cfg.classifier_storage);
     o.method = parse_pfc_method(cfg.method);
     o.seed = static_cast<std::uint64_t>(cfg.seed);
     // On both backends, so that a CPU run computes the classifier as the GPU does.

@@ -132,19 +132,19 @@ TEST_P(GpuPartialFc, SgdDenseAndRows) {
   const Tensor m0 = random_host({100, 64}, -0.1, 0.1, 82);
   const Tensor g = input({100, 64}, -1.0, 1.0, 83);
   Tensor w = clone_host(w0), m = clone_host(m0);
-  cpu.sgd_update(w, g, m, 0.1, 0.9, 5e-4);
+  cpu.sgd_update(w, g, m, 0.1, 0.9, 5e-4, {});
   Tensor dw = to_device(w0, DType::f32), dm = to_device(m0, DType::f32), dg = to_device(g, dtype());
-  gpu.sgd_update(dw, dg, dm, 0.1, 0.9, 5e-4);
+  gpu.sgd_update(dw, dg, dm, 0.1, 0.9, 5e-4, {});
   expect_close(to_host_f32(dw), w, kTolF32, "sgd w");
   expect_close(to_host_f32(dm), m, kTolF32, "sgd m");
 
   const Tensor index = host_index({5, 17, 99, 0});
   const Tensor gr = input({4, 64}, -1.0, 1.0, 84);
   Tensor w2 = clone_host(w0), m2 = clone_host(m0);
-  cpu.sgd_update_rows(w2, m2, index, gr, 0.2, 0.9, 5e-4);
+  cpu.sgd_update_rows(w2, m2, index, gr, 0.2, 0.9, 5e-4, {});
   Tensor dw2 = to_device(w0, DType::f32), dm2 = to_device(m0, DType::f32);
   Tensor dindex = to_device_same(index), dgr = to_device(gr, dtype());
-  gpu.sgd_update_rows(dw2, dm2, dindex, dgr, 0.2, 0.9, 5e-4);
+  gpu.sgd_update_rows(dw2, dm2, dindex, dgr, 0.2, 0.9, 5e-4, {});
   expect_close(to_host_f32(dw2), w2, kTolF32, "sgd rows w");
   expect_close(to_host_f32(dm2), m2, kTolF32, "sgd rows m");
 }
@@ -163,10 +163,10 @@ TEST_P(GpuPartialFc, AdamWDenseAndRows) {
   const Tensor v0 = random_host({100, 64}, 0.0, 1e-6, 93);
   const Tensor g = input({100, 64}, -1.0, 1.0, 94);
   Tensor w = clone_host(w0), m = clone_host(m0), v = clone_host(v0);
-  cpu.adamw_update(w, g, m, v, p);
+  cpu.adamw_update(w, g, m, v, p, {});
   Tensor dw = to_device(w0, DType::f32), dm = to_device(m0, DType::f32);
   Tensor dv = to_device(v0, DType::f32), dg = to_device(g, dtype());
-  gpu.adamw_update(dw, dg, dm, dv, p);
+  gpu.adamw_update(dw, dg, dm, dv, p, {});
   expect_close(to_host_f32(dw), w, kTolF32, "adamw w");
   expect_close(to_host_f32(dm), m, kTolF32, "adamw m");
   expect_close(to_host_f32(dv), v, kTolF32, "adamw v");
@@ -174,11 +174,11 @@ TEST_P(GpuPartialFc, AdamWDenseAndRows) {
   const Tensor index = host_index({5, 17, 99, 0});
   const Tensor gr = input({4, 64}, -1.0, 1.0, 95);
   Tensor w2 = clone_host(w0), m2 = clone_host(m0), v2 = clone_host(v0);
-  cpu.adamw_update_rows(w2, m2, v2, index, gr, p);
+  cpu.adamw_update_rows(w2, m2, v2, index, gr, p, {});
   Tensor dw2 = to_device(w0, DType::f32), dm2 = to_device(m0, DType::f32);
   Tensor dv2 = to_device(v0, DType::f32);
   Tensor dindex = to_device_same(index), dgr = to_device(gr, dtype());
-  gpu.adamw_update_rows(dw2, dm2, dv2, dindex, dgr, p);
+  gpu.adamw_update_rows(dw2, dm2, dv2, dindex, dgr, p, {});
   expect_close(to_host_f32(dw2), w2, kTolF32, "adamw rows w");
   expect_close(to_host_f32(dm2), m2, kTolF32, "adamw rows m");
   expect_close(to_host_f32(dv2), v2, kTolF32, "adamw rows v");
@@ -247,7 +247,7 @@ TEST(GpuPartialFcChecks, BadIndicesAreReportedAtSynchronize) {
   Tensor m = gpu.zeros({10, 4}, DType::f32, MemoryPurpose::optimizer);
   Tensor v = gpu.zeros({10, 4}, DType::f32, MemoryPurpose::optimizer);
   Tensor g = gpu.zeros({2, 4}, DType::f32, MemoryPurpose::gradients);
-  gpu.adamw_update_rows(w, m, v, bad, g, AdamWParams{});
+  gpu.adamw_update_rows(w, m, v, bad, g, AdamWParams{}, {});
   try {
     gpu.synchronize();
     FAIL() << "an out-of-range AdamW row index was not reported";

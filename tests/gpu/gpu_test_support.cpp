@@ -6,6 +6,7 @@
 
 #include "core/counter_rng.h"
 #include "core/half.h"
+#include "core/host_cast.h"
 
 #ifdef PFC_HAVE_CUDA
 #include "backend/cuda/cuda_backend.h"
@@ -81,10 +82,8 @@ Tensor to_device(const Tensor& host_f32, DType dtype, MemoryPurpose purpose) {
   if (dtype == DType::f32) {
     gpu.copy(host_f32, d);
   } else {
-    Tensor h = Tensor::host(host_f32.shape(), DType::f16);
-    Half* out = h.data<Half>();
-    const float* in = host_f32.data<float>();
-    for (std::int64_t i = 0; i < h.numel(); ++i) out[i] = Half(in[i]);
+    Tensor h = Tensor::host(host_f32.shape(), dtype);
+    host_cast(host_f32, h);
     gpu.copy(h, d);
   }
   gpu.synchronize();  // the host staging tensor goes away on return
@@ -106,14 +105,7 @@ Tensor to_host_f32(const Tensor& device) {
   gpu.synchronize();
   if (device.dtype() == DType::f32) return h;
   Tensor f = Tensor::host(device.shape(), DType::f32);
-  float* out = f.data<float>();
-  if (device.dtype() == DType::f16) {
-    const Half* in = h.data<Half>();
-    for (std::int64_t i = 0; i < f.numel(); ++i) out[i] = in[i].to_float();
-  } else {
-    const double* in = h.data<double>();
-    for (std::int64_t i = 0; i < f.numel(); ++i) out[i] = static_cast<float>(in[i]);
-  }
+  host_cast(h, f);
   return f;
 }
 

@@ -32,7 +32,8 @@ Tensor random_host(const Shape& shape, double lo, double hi, std::uint64_t seed)
 Tensor host_index(const std::vector<std::int64_t>& values);
 // The f32 values rounded through binary16, so the CPU reference sees exactly the f16 inputs.
 Tensor round_to_half(const Tensor& host_f32);
-// A device tensor of `dtype` (f16 or f32) holding the host f32 values (converted on the host).
+// A device tensor of `dtype` (f16, bf16 or f32) holding the host f32 values (converted on the
+// host, rounded to nearest).
 Tensor to_device(const Tensor& host_f32, DType dtype,
                  MemoryPurpose purpose = MemoryPurpose::activations);
 // A device copy of any host tensor, same dtype.

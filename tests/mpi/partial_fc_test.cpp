@@ -17,7 +17,10 @@
 #include "backend/backend.h"
 #include "comm/mpi_comm.h"
 #include "core/counter_rng.h"
+#include "core/bfloat16.h"
+#include "core/float16_bits.h"
 #include "core/half.h"
+#include "core/stochastic_rounding.h"
 #include "pfc/class_centre_init.h"
 #include "pfc/partial_fc.h"
 #include "pfc/shard_gather.h"
@@ -607,6 +610,85 @@ TEST_F(PartialFcTest, SparseAdamWLeavesUnsampledRowsAndMomentsAlone) {
 // gradient_acc: two micro-batches with their own labels and draws. The step's centre gradient
 // is the sum of theirs over the union of the rows they used, and the update moves exactly the
 // rows in that union.
+// Class centres stored in 16 bits (classifier_storage): they start as the f32 initial values
+// rounded to nearest, the same global matrix on any number of ranks; the margin softmax
+// computes on their values exactly as on f32 centres holding them (the reference); and a step
+// moves each used row as its definition says (read into f32, PyTorch's SGD, each result
+// rounded stochastically with the bits of its global element in the update's stream), while
+// unused rows and their momentum keep their bits.
+TEST_F(PartialFcTest, StoredCentresComputeOnTheirValuesAndStepAsTheirDefinition) {
+  const Problem p = make_problem(37, 3, 8, world, LabelRule::spread, 5);
+  const double lr = 0.1, mu = 0.9, wd = 5e-4;
+  for (DType stored : {DType::f16, DType::bf16}) {
+    for (auto [method, rate] : {std::pair{PfcMethod::pfc, 0.5}, std::pair{PfcMethod::mp, 1.0}}) {
+      const std::string name = fmt::format("{} {}", dtype_name(stored), pfc_method_name(method));
+      PartialFcOptions o = options(p, method, rate);
+      o.storage = stored;
+      PartialFc fc(*backend, world_comm, o);
+      OptimizerState& state = fc.optimizer_state();
+      ASSERT_EQ(fc.weight().dtype(), stored) << name;
+      ASSERT_EQ(state.moments[0].dtype(), stored) << name;
+      const std::vector<double> global = host_doubles(fc.gather_global_weight());
+      std::vector<float> weight(global.begin(), global.end());
+      for (std::size_t i = 0; i < weight.size(); ++i) {
+        const float init = class_centre_init_value(77, i);
+        const float rounded = stored == DType::f16 ? Half(init).to_float()
+                                                   : BFloat16(init).to_float();
+        ASSERT_EQ(weight[i], rounded) << name << " element " << i;
+      }
+
+      const Outcome out = run_distributed(fc, p, 0);
+      const Reference r = reference(p, weight, kArcFace, used_classes(fc, world_comm));
+      EXPECT_NEAR(out.loss, r.loss, 1e-5 * std::fabs(r.loss)) << name;
+      EXPECT_LT(relative_error(out.global_grad.data(), r.weight_grad.data(),
+                               r.weight_grad.size()), 1e-5)
+          << name;
+
+      const Tensor& w = fc.weight();
+      const Tensor& m = state.moments[0];
+      const Tensor w_host = backend->to_host(w), m_host = backend->to_host(m);
+      const std::vector<double> g = host_doubles(fc.shard_weight_grad());
+      const std::vector<std::int64_t> used = fc.sampled_index();
+      const StochasticRounding rounding = state.rounding();
+      fc.step(lr);
+      const Tensor w_after = backend->to_host(w), m_after = backend->to_host(m);
+      const auto bits = [](const Tensor& t, std::int64_t i) {
+        return static_cast<const std::uint16_t*>(t.raw())[i];
+      };
+      const auto value = [stored](std::uint16_t b) {
+        return stored == DType::f16 ? Half::to_float(b) : bf16_bits_to_float(b);
+      };
+      const auto round = [stored](float v, std::uint32_t b) {
+        return stored == DType::f16 ? f16_bits_stochastic(v, b) : bf16_bits_stochastic(v, b);
+      };
+      EXPECT_EQ(rounding.first_row, fc.layout().class_start) << name;
+      const std::uint64_t ws = rounding_stream(rounding.key, RoundedTensor::weight);
+      const std::uint64_t ms = rounding_stream(rounding.key, RoundedTensor::first_moment);
+      for (std::int64_t row = 0; row < fc.layout().num_local; ++row) {
+        const bool moved = std::binary_search(used.begin(), used.end(), row);
+        for (std::int64_t j = 0; j < p.emb; ++j) {
+          const std::int64_t i = row * p.emb + j;
+          if (!moved) {
+            ASSERT_EQ(bits(w_after, i), bits(w_host, i)) << name << " unused row " << row;
+            ASSERT_EQ(bits(m_after, i), bits(m_host, i)) << name << " unused row " << row;
+            continue;
+          }
+          const auto element = static_cast<std::uint64_t>((fc.layout().class_start + row) *
+                                                              p.emb + j);
+          const float wf = value(bits(w_host, i));
+          const float gi = static_cast<float>(g[i]) + static_cast<float>(wd) * wf;
+          const float mi = static_cast<float>(mu) * value(bits(m_host, i)) + gi;
+          ASSERT_EQ(bits(m_after, i), round(mi, rounding_bits(ms, element))) << name << " " << i;
+          ASSERT_EQ(bits(w_after, i),
+                    round(wf - static_cast<float>(lr) * mi, rounding_bits(ws, element)))
+              << name << " " << i;
+        }
+      }
+      EXPECT_NE(state.rounding().key, rounding.key) << "each update draws anew";
+    }
+  }
+}
+
 TEST_F(PartialFcTest, AccumulatedGradientCoversTheRowsOfEveryMicroBatch) {
   const Problem a = make_problem(200, 2, 6, world, LabelRule::spread, 31);
   const Problem b = make_problem(200, 2, 6, world, LabelRule::spread, 32);

@@ -65,6 +65,12 @@ TEST(PlanMemoryOnRanks, MpFp32) {
                          {"method=\"mp\"", "sample_rate=1.0", "fp16=false", "num_classes=1001"});
 }
 
+TEST(PlanMemoryOnRanks, PfcFp16WithF16CentresUnevenShards) {
+  expect_plan_equals_run("pfc_fp16_f16_storage",
+                         {"method=\"pfc\"", "sample_rate=0.3", "fp16=true", "num_classes=1001",
+                          "classifier_storage=\"f16\""});
+}
+
 TEST(PlanMemoryOnRanks, DpFp16) {
   expect_plan_equals_run("dp_fp16", {"method=\"dp\"", "sample_rate=1.0", "fp16=true"});
 }

@@ -213,7 +213,7 @@ TEST(TrainingStep, OneStepOfTwoMicroBatchesIsTheStepOfTheirSummedGradient) {
     if (!p->trainable) continue;
     Tensor momentum = backend->zeros(p->value.shape(), DType::f32, MemoryPurpose::optimizer);
     backend->sgd_update(p->value, sums[k++], momentum, kLr, o.optimizer.momentum,
-                        o.optimizer.weight_decay);
+                        o.optimizer.weight_decay, {});
   }
   plain_head.step(kLr);
 

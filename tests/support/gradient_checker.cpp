@@ -9,6 +9,7 @@
 
 #include "core/counter_rng.h"
 #include "core/error.h"
+#include "core/bfloat16.h"
 #include "core/half.h"
 
 namespace pfc::test {
@@ -62,6 +63,7 @@ double weighted_sum(const std::vector<Tensor>& outputs, const std::vector<Tensor
 double element(const Tensor& t, std::int64_t i) {
   if (t.dtype() == DType::f64) return t.data<double>()[i];
   if (t.dtype() == DType::f16) return t.data<Half>()[i].to_float();
+  if (t.dtype() == DType::bf16) return t.data<BFloat16>()[i].to_float();
   return t.data<float>()[i];
 }
 

@@ -51,7 +51,7 @@ Tensor random_uniform(const Shape& shape, DType dtype, std::uint64_t seed, doubl
 void expect_tensors_near(const Tensor& actual, const Tensor& expected, double rtol, double atol,
                          const std::string& what);
 
-// Element i of an f16, f32 or f64 host tensor as double.
+// Element i of an f16, bf16, f32 or f64 host tensor as double.
 double element(const Tensor& t, std::int64_t i);
 
 // ||ours - reference|| / ||reference|| (L2, in double) of two host tensors of any float types

@@ -93,9 +93,21 @@ std::vector<OperandCase> operand_check_cases() {
          Tensor s = t(b, {6}, DType::i32), d = t(b, {6}, DType::f32);
          b.cast(s, d);
        }},
-      {"fill_normal f16",
+      {"cast bf16 -> f32 -> bf16",
        [](Backend& b) {
-         Tensor x = t(b, {6}, DType::f16);
+         Tensor s = t(b, {6}, DType::bf16), d = t(b, {6}, DType::f32);
+         b.cast(s, d);
+         b.cast(d, s);
+       }},
+      {"fill_normal f16 and bf16",
+       [](Backend& b) {
+         Tensor x = t(b, {6}, DType::f16), y = t(b, {6}, DType::bf16);
+         b.fill_normal(x, 1, 0, 1.0);
+         b.fill_normal(y, 1, 0, 1.0);
+       }},
+      {"fill_normal f64",
+       [](Backend& b) {
+         Tensor x = t(b, {6}, DType::f64);
          b.fill_normal(x, 1, 0, 1.0);
        }},
       {"conv f32",
@@ -197,6 +209,21 @@ std::vector<OperandCase> operand_check_cases() {
                 n = t(b, {3}, DType::f32);
          b.l2_normalize_rows(x, y, n);
        }},
+      {"l2 of stored f16 and bf16 rows into f32, and the backward in place",
+       [](Backend& b) {
+         for (DType stored : {DType::f16, DType::bf16}) {
+           Tensor x = t(b, {3, 5}, stored), y = t(b, {3, 5}, DType::f32),
+                  n = t(b, {3}, DType::f32), d = t(b, {3, 5}, DType::f32);
+           b.l2_normalize_rows(x, y, n);
+           b.l2_normalize_rows_backward(d, y, n, d);
+         }
+       }},
+      {"l2 of stored bf16 rows into bf16",
+       [](Backend& b) {
+         Tensor x = t(b, {3, 5}, DType::bf16), y = t(b, {3, 5}, DType::bf16),
+                n = t(b, {3}, DType::f32);
+         b.l2_normalize_rows(x, y, n);
+       }},
       {"gather and scatter", [](Backend& b) { rows(b, DType::i64, 2); }},
       {"gather with an i32 index", [](Backend& b) { rows(b, DType::i32, 2); }},
       {"gather into too many rows", [](Backend& b) { rows(b, DType::i64, 3); }},
@@ -208,51 +235,91 @@ std::vector<OperandCase> operand_check_cases() {
       {"sgd f32",
        [](Backend& b) {
          Tensor w = t(b, {6}, DType::f32), g = t(b, {6}, DType::f32), m = t(b, {6}, DType::f32);
-         b.sgd_update(w, g, m, 0.1, 0.9, 0.0);
+         b.sgd_update(w, g, m, 0.1, 0.9, 0.0, {});
        }},
       {"sgd of an f16 gradient",
        [](Backend& b) {
          Tensor w = t(b, {6}, DType::f32), g = t(b, {6}, DType::f16), m = t(b, {6}, DType::f32);
-         b.sgd_update(w, g, m, 0.1, 0.9, 0.0);
+         b.sgd_update(w, g, m, 0.1, 0.9, 0.0, {});
        }},
       {"sgd rows of the wrong width",
        [](Backend& b) {
          Tensor w = t(b, {6, 3}, DType::f32), m = t(b, {6, 3}, DType::f32),
                 g = t(b, {2, 4}, DType::f32), i = t(b, {2}, DType::i64);
-         b.sgd_update_rows(w, m, i, g, 0.1, 0.9, 0.0);
+         b.sgd_update_rows(w, m, i, g, 0.1, 0.9, 0.0, {});
+       }},
+      {"sgd of stored f16 and bf16 centres, dense and by rows",
+       [](Backend& b) {
+         for (DType stored : {DType::f16, DType::bf16}) {
+           Tensor w = t(b, {6, 3}, stored), m = t(b, {6, 3}, stored), g = t(b, {6, 3}, DType::f32),
+                  rows = t(b, {2, 3}, DType::f32), i = t(b, {2}, DType::i64);
+           b.sgd_update(w, g, m, 0.1, 0.9, 0.0, {7, 3});
+           b.sgd_update_rows(w, m, i, rows, 0.1, 0.9, 0.0, {7, 3});
+         }
+       }},
+      {"sgd of stored f16 centres as a vector",
+       [](Backend& b) {
+         Tensor w = t(b, {6}, DType::f16), g = t(b, {6}, DType::f32), m = t(b, {6}, DType::f16);
+         b.sgd_update(w, g, m, 0.1, 0.9, 0.0, {});
+       }},
+      {"sgd of stored f16 centres, an f32 momentum",
+       [](Backend& b) {
+         Tensor w = t(b, {6, 3}, DType::f16), m = t(b, {6, 3}, DType::f32),
+                g = t(b, {2, 3}, DType::f32), i = t(b, {2}, DType::i64);
+         b.sgd_update_rows(w, m, i, g, 0.1, 0.9, 0.0, {});
+       }},
+      {"sgd of stored bf16 centres, a bf16 gradient",
+       [](Backend& b) {
+         Tensor w = t(b, {6, 3}, DType::bf16), m = t(b, {6, 3}, DType::bf16),
+                g = t(b, {6, 3}, DType::bf16);
+         b.sgd_update(w, g, m, 0.1, 0.9, 0.0, {});
+       }},
+      {"adamw of stored f16 centres with bf16 moments, dense and by rows",
+       [](Backend& b) {
+         Tensor w = t(b, {6, 3}, DType::f16), m = t(b, {6, 3}, DType::bf16),
+                v = t(b, {6, 3}, DType::bf16), g = t(b, {6, 3}, DType::f32),
+                rows = t(b, {2, 3}, DType::f32), i = t(b, {2}, DType::i64);
+         b.adamw_update(w, g, m, v, AdamWParams{}, {5, 0});
+         b.adamw_update_rows(w, m, v, i, rows, AdamWParams{}, {5, 0});
+       }},
+      {"adamw of stored centres with moments of two types",
+       [](Backend& b) {
+         Tensor w = t(b, {6, 3}, DType::f16), m = t(b, {6, 3}, DType::bf16),
+                v = t(b, {6, 3}, DType::f16), g = t(b, {6, 3}, DType::f32);
+         b.adamw_update(w, g, m, v, AdamWParams{}, {});
        }},
       {"adamw f32, dense and by rows",
        [](Backend& b) {
          Tensor w = t(b, {6, 3}, DType::f32), m = t(b, {6, 3}, DType::f32),
                 v = t(b, {6, 3}, DType::f32), g = t(b, {6, 3}, DType::f32),
                 rows = t(b, {2, 3}, DType::f32), i = t(b, {2}, DType::i64);
-         b.adamw_update(w, g, m, v, AdamWParams{});
-         b.adamw_update_rows(w, m, v, i, rows, AdamWParams{});
+         b.adamw_update(w, g, m, v, AdamWParams{}, {});
+         b.adamw_update_rows(w, m, v, i, rows, AdamWParams{}, {});
        }},
       {"adamw of an f16 gradient",
        [](Backend& b) {
          Tensor w = t(b, {6}, DType::f32), g = t(b, {6}, DType::f16), m = t(b, {6}, DType::f32),
                 v = t(b, {6}, DType::f32);
-         b.adamw_update(w, g, m, v, AdamWParams{});
+         b.adamw_update(w, g, m, v, AdamWParams{}, {});
        }},
       {"adamw f64 masters",
        [](Backend& b) {
          Tensor w = t(b, {6}, DType::f64), g = t(b, {6}, DType::f64), m = t(b, {6}, DType::f64),
                 v = t(b, {6}, DType::f64);
-         b.adamw_update(w, g, m, v, AdamWParams{});
+         b.adamw_update(w, g, m, v, AdamWParams{}, {});
        }},
       {"adamw with a second moment of another shape",
        [](Backend& b) {
          Tensor w = t(b, {6}, DType::f32), g = t(b, {6}, DType::f32), m = t(b, {6}, DType::f32),
                 v = t(b, {5}, DType::f32);
-         b.adamw_update(w, g, m, v, AdamWParams{});
+         b.adamw_update(w, g, m, v, AdamWParams{}, {});
        }},
       {"adamw rows of the wrong width",
        [](Backend& b) {
          Tensor w = t(b, {6, 3}, DType::f32), m = t(b, {6, 3}, DType::f32),
                 v = t(b, {6, 3}, DType::f32), g = t(b, {2, 4}, DType::f32),
                 i = t(b, {2}, DType::i64);
-         b.adamw_update_rows(w, m, v, i, g, AdamWParams{});
+         b.adamw_update_rows(w, m, v, i, g, AdamWParams{}, {});
        }},
       {"inter-class filter f32 and its backward",
        [](Backend& b) {

@@ -58,7 +58,7 @@ TEST(CpuAdamW, DenseUpdateMatchesPyTorchRuleOverThreeSteps) {
       const double scale = step == 2 ? 1e-6 : 1.0;
       const Tensor g = random_uniform({4, 5}, t, 10 + static_cast<std::uint64_t>(step),
                                       -scale, scale);
-      backend.adamw_update(w, g, m, v, params(step));
+      backend.adamw_update(w, g, m, v, params(step), {});
       for (std::size_t i = 0; i < 20; ++i)
         reference_step(rw[i], rm[i], rv[i], element(g, static_cast<std::int64_t>(i)),
                        params(step));
@@ -86,7 +86,7 @@ TEST(CpuAdamW, RowUpdateTouchesOnlySampledRows) {
     std::copy(sampled.begin(), sampled.end(), index.data<std::int64_t>());
     for (std::int64_t step = 1; step <= 2; ++step) {
       const Tensor g = random_uniform({3, dim}, t, 20 + static_cast<std::uint64_t>(step));
-      backend.adamw_update_rows(w, m, v, index, g, params(step));
+      backend.adamw_update_rows(w, m, v, index, g, params(step), {});
       for (std::size_t i = 0; i < sampled.size(); ++i)
         for (std::int64_t j = 0; j < dim; ++j) {
           const auto k = static_cast<std::size_t>(sampled[i] * dim + j);
@@ -116,17 +116,17 @@ TEST(CpuAdamW, ChecksOperandsAndStep) {
   Tensor w = random_uniform({4, 2}, DType::f32, 4);
   Tensor m = zeros_like(backend, w), v = zeros_like(backend, w);
   const Tensor g = random_uniform({4, 2}, DType::f32, 5);
-  EXPECT_THROW(backend.adamw_update(w, g, m, v, params(0)), Error);  // t starts at 1
+  EXPECT_THROW(backend.adamw_update(w, g, m, v, params(0), {}), Error);  // t starts at 1
   Tensor v_f64 = Tensor::host({4, 2}, DType::f64);
-  EXPECT_THROW(backend.adamw_update(w, g, m, v_f64, params(1)), Error);
+  EXPECT_THROW(backend.adamw_update(w, g, m, v_f64, params(1), {}), Error);
   Tensor index = Tensor::host({2}, DType::i64);
   index.data<std::int64_t>()[0] = 0;
   index.data<std::int64_t>()[1] = 4;
   const Tensor gr = random_uniform({2, 2}, DType::f32, 6);
-  EXPECT_THROW(backend.adamw_update_rows(w, m, v, index, gr, params(1)), Error);
+  EXPECT_THROW(backend.adamw_update_rows(w, m, v, index, gr, params(1), {}), Error);
   index.data<std::int64_t>()[1] = 3;
   const Tensor gr_bad = random_uniform({3, 2}, DType::f32, 7);
-  EXPECT_THROW(backend.adamw_update_rows(w, m, v, index, gr_bad, params(1)), Error);
+  EXPECT_THROW(backend.adamw_update_rows(w, m, v, index, gr_bad, params(1), {}), Error);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ TEST(CpuSgd, DenseUpdateMatchesPyTorchRuleOverThreeSteps) {
     std::vector<double> rw = values(w), rm(20, 0.0);
     for (int step = 0; step < 3; ++step) {
       const Tensor g = random_uniform({4, 5}, t, 10 + step);
-      backend.sgd_update(w, g, m, kLr, kMomentum, kDecay);
+      backend.sgd_update(w, g, m, kLr, kMomentum, kDecay, {});
       for (std::int64_t i = 0; i < 20; ++i) reference_step(rw[i], rm[i], element(g, i));
     }
     for (std::int64_t i = 0; i < 20; ++i) {
@@ -59,7 +59,7 @@ TEST(CpuSgd, RowUpdateTouchesOnlySampledRows) {
   std::copy(sampled.begin(), sampled.end(), index.data<std::int64_t>());
   for (int step = 0; step < 2; ++step) {
     const Tensor g = random_uniform({3, dim}, DType::f32, 20 + step);
-    backend.sgd_update_rows(w, m, index, g, kLr, kMomentum, kDecay);
+    backend.sgd_update_rows(w, m, index, g, kLr, kMomentum, kDecay, {});
     for (std::int64_t i = 0; i < 3; ++i)
       for (std::int64_t j = 0; j < dim; ++j) {
         const std::int64_t k = sampled[i] * dim + j;
@@ -85,10 +85,10 @@ TEST(CpuSgd, RowUpdateChecksIndexAndGradientShape) {
   index.data<std::int64_t>()[0] = 0;
   index.data<std::int64_t>()[1] = 4;
   const Tensor g = random_uniform({2, 2}, DType::f32, 6);
-  EXPECT_THROW(backend.sgd_update_rows(w, m, index, g, kLr, kMomentum, kDecay), Error);
+  EXPECT_THROW(backend.sgd_update_rows(w, m, index, g, kLr, kMomentum, kDecay, {}), Error);
   index.data<std::int64_t>()[1] = 3;
   const Tensor g_bad = random_uniform({3, 2}, DType::f32, 7);
-  EXPECT_THROW(backend.sgd_update_rows(w, m, index, g_bad, kLr, kMomentum, kDecay), Error);
+  EXPECT_THROW(backend.sgd_update_rows(w, m, index, g_bad, kLr, kMomentum, kDecay, {}), Error);
 }
 
 }  // namespace

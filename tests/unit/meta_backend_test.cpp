@@ -177,10 +177,10 @@ TEST(MetaBackend, AdamWAndTheFilterCountTheirStreams) {
     return meta.empty(s, DType::f32, MemoryPurpose::optimizer);
   };
   Tensor w = f32({10, 4}), g = f32({10, 4}), m = f32({10, 4}), v = f32({10, 4});
-  meta.adamw_update(w, g, m, v, AdamWParams{});
+  meta.adamw_update(w, g, m, v, AdamWParams{}, {});
   Tensor rows = f32({3, 4});
   Tensor index = meta.empty({3}, DType::i64, MemoryPurpose::workspace);
-  meta.adamw_update_rows(w, m, v, index, rows, AdamWParams{});
+  meta.adamw_update_rows(w, m, v, index, rows, AdamWParams{}, {});
   Tensor cos = f32({2, 5});
   Tensor labels = meta.empty({2}, DType::i64, MemoryPurpose::workspace);
   Tensor keep = meta.empty({2, 5}, DType::u8, MemoryPurpose::activations);
@@ -195,7 +195,7 @@ TEST(MetaBackend, AdamWAndTheFilterCountTheirStreams) {
   EXPECT_EQ(by.at("interclass_filter_backward").bytes_read, 40 + 10);
   AdamWParams bad;
   bad.step = 0;
-  EXPECT_THROW(meta.adamw_update(w, g, m, v, bad), Error);
+  EXPECT_THROW(meta.adamw_update(w, g, m, v, bad, {}), Error);
 }
 
 }  // namespace

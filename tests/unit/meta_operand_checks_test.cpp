@@ -38,10 +38,11 @@ TEST(MetaOperandChecks, AcceptAndRefuseAsTheCpuBackendDoes) {
 
 TEST(MetaOperandChecks, PlanningCudaTakesTheCudaRules) {
   // What the CUDA backend refuses of these (f64 compute, f64 parameters and masters, a cast
-  // from i32, a mask that is not u8, shapes that do not fit) and accepts (f16 compute, f16 GEMM
-  // output, mixed f16/f32 operands).
+  // from i32, a mask that is not u8, shapes that do not fit, stored 16-bit centres beside the
+  // wrong moments or gradient) and accepts (f16 compute, f16 GEMM output, mixed f16/f32
+  // operands).
   const std::set<std::string> refused = {
-      "copy of another length", "copy f32 -> f16", "cast i32 -> f32", "fill_normal f16",
+      "copy of another length", "copy f32 -> f16", "cast i32 -> f32", "fill_normal f64",
       "conv f64", "conv with an OIHW filter", "grouped conv with a dense filter",
       "conv of groups that do not divide the channels", "batchnorm f32 x, f64 parameters",
       "batchnorm f64 x, f64 parameters", "batchnorm of one row", "prelu of a vector x",
@@ -51,7 +52,11 @@ TEST(MetaOperandChecks, PlanningCudaTakesTheCudaRules) {
       "sgd rows of the wrong width", "adamw f64 masters",
       "adamw with a second moment of another shape", "adamw rows of the wrong width",
       "inter-class filter with an f32 mask",
-      "inter-class filter backward of a mask of another shape"};
+      "inter-class filter backward of a mask of another shape",
+      // Stored 16-bit class centres: refused alike on every backend.
+      "l2 of stored bf16 rows into bf16", "sgd of stored f16 centres as a vector",
+      "sgd of stored f16 centres, an f32 momentum", "sgd of stored bf16 centres, a bf16 gradient",
+      "adamw of stored centres with moments of two types"};
   MetaBackend meta(BackendKind::cuda);
   for (const test::OperandCase& c : test::operand_check_cases())
     EXPECT_EQ(test::refuses(meta, c), refused.count(c.name) == 1) << c.name;

@@ -197,7 +197,7 @@ TEST(FlatParameters, FrozenParameterStaysOut) {
 
   // A step over the flat buffers leaves it at 1.
   be->fill(flat.grad, 1.0);
-  be->sgd_update(flat.value, flat.grad, momentum, kLr, kMomentum, kDecay);
+  be->sgd_update(flat.value, flat.grad, momentum, kLr, kMomentum, kDecay, {});
   for (std::int64_t k = 0; k < frozen.value.numel(); ++k)
     EXPECT_EQ(frozen.value.data<float>()[k], 1.0f);
 }
@@ -263,11 +263,11 @@ TEST(FlatParameters, OneUpdateAndOneRefreshEqualThePerTensorForms) {
     for (int step = 0; step < 3; ++step) {
       compute_gradients(flat_model, *be, step);
       compute_gradients(model, *be, step);
-      be->sgd_update(flat.value, flat.grad, flat_momentum, kLr, kMomentum, kDecay);
+      be->sgd_update(flat.value, flat.grad, flat_momentum, kLr, kMomentum, kDecay, {});
       flat.refresh_working_copies(*be);
       for (std::size_t i = 0; i < model.parameters().size(); ++i) {
         Parameter* p = model.parameters()[i];
-        if (p->trainable) be->sgd_update(p->value, p->grad, momenta[i], kLr, kMomentum, kDecay);
+        if (p->trainable) be->sgd_update(p->value, p->grad, momenta[i], kLr, kMomentum, kDecay, {});
       }
       model.refresh_working_copies();
 

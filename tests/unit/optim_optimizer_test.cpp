@@ -53,7 +53,7 @@ TEST(Optimizer, SgdIsTheBackendUpdateWithItsSettings) {
     sgd->update(backend, w, g, state, 0.5, decay);
     Tensor rw = copy_of(backend, w0), rm = Tensor::host({4, 3}, DType::f32);
     backend.fill(rm, 0.0);
-    for (int i = 0; i < 2; ++i) backend.sgd_update(rw, g, rm, 0.5, 0.8, decay ? 0.01 : 0.0);
+    for (int i = 0; i < 2; ++i) backend.sgd_update(rw, g, rm, 0.5, 0.8, decay ? 0.01 : 0.0, {});
     expect_tensors_near(w, rw, 0.0, 0.0, decay ? "sgd w" : "sgd w without decay");
     expect_tensors_near(state.moments[0], rm, 0.0, 0.0, "sgd momentum");
     EXPECT_EQ(state.updates, 2);
@@ -79,10 +79,10 @@ TEST(Optimizer, AdamWCountsUpdatesForTheBiasCorrection) {
     AdamWParams p{0.01, 0.9, 0.999, 1e-8, 0.1, t};
     if (t == 2) {  // a row update in between counts as one update of the table
       adamw->update_rows(backend, w, index, gr, state, 0.01);
-      backend.adamw_update_rows(rw, rm, rv, index, gr, p);
+      backend.adamw_update_rows(rw, rm, rv, index, gr, p, {});
     } else {
       adamw->update(backend, w, g, state, 0.01, true);
-      backend.adamw_update(rw, g, rm, rv, p);
+      backend.adamw_update(rw, g, rm, rv, p, {});
     }
     EXPECT_EQ(state.updates, t);
   }

@@ -72,7 +72,17 @@ INSTANTIATE_TEST_SUITE_P(
               "emulate_rank=2"}},
         Case{"dp_fp32_constant_labels",
              {"method=\"dp\"", "sample_rate=1.0", "fp16=false", "synthetic_labels=\"constant\"",
-              "emulate_world_size=2", "emulate_rank=1"}}),
+              "emulate_world_size=2", "emulate_rank=1"}},
+        // Class centres and their moments stored in 16 bits (classifier_storage).
+        Case{"pfc_fp16_f16_storage_rank1_of3_uneven",
+             {"method=\"pfc\"", "sample_rate=0.3", "fp16=true", "num_classes=1001",
+              "classifier_storage=\"f16\"", "emulate_world_size=3", "emulate_rank=1"}},
+        Case{"mp_fp32_bf16_storage_rank0_of2",
+             {"method=\"mp\"", "sample_rate=1.0", "fp16=false", "classifier_storage=\"bf16\"",
+              "emulate_world_size=2"}},
+        Case{"pfc_adamw_f16_storage_rank0_of1",
+             {"method=\"pfc\"", "optimizer=\"adamw\"", "lr=0.001", "classifier_storage=\"f16\"",
+              "emulate_world_size=1"}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

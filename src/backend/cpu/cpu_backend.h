@@ -81,13 +81,14 @@ class CpuBackend final : public Backend {
   void interclass_filter_backward(Tensor& grad, const Tensor& keep) override;
 
   void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
-                  double weight_decay) override;
+                  double weight_decay, const StochasticRounding& rounding) override;
   void sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g, double lr,
-                       double momentum, double weight_decay) override;
-  void adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
-                    const AdamWParams& p) override;
+                       double momentum, double weight_decay,
+                       const StochasticRounding& rounding) override;
+  void adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v, const AdamWParams& p,
+                    const StochasticRounding& rounding) override;
   void adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index, const Tensor& g,
-                         const AdamWParams& p) override;
+                         const AdamWParams& p, const StochasticRounding& rounding) override;
 
  private:
   void gemm_half_inputs(bool transpose_a, bool transpose_b, double alpha, const Tensor& a,

@@ -9,6 +9,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/cpu/cpu_stored_values.h"
 #include "backend/operand_checks.h"
 
 namespace pfc {
@@ -41,25 +42,43 @@ std::size_t row_bytes(const Tensor& t) {
   return t.dim(0) == 0 ? 0 : t.bytes() / static_cast<std::size_t>(t.dim(0));
 }
 
+// y = x / max(||x||, eps) per row of d values, x read through load(i) as T.
+template <class T, class Load>
+void normalize_rows(std::int64_t rows, std::int64_t d, Load load, T* py, T* pn) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double sq = 0.0;
+    for (std::int64_t j = 0; j < d; ++j) {
+      const T v = load(r * d + j);
+      sq += static_cast<double>(v) * v;
+    }
+    const double norm = std::sqrt(sq);
+    const T inv = static_cast<T>(1.0 / std::max(norm, kNormEps));
+    pn[r] = static_cast<T>(norm);
+    for (std::int64_t j = 0; j < d; ++j) py[r * d + j] = load(r * d + j) * inv;
+  }
+}
 
 }  // namespace
 
 void CpuBackend::l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& norms) {
+  const char* op = "l2_normalize_rows";
   operand_check::l2_normalize_rows(rules_, x, y, norms);
-  cpu::dispatch_float(x.dtype(), "l2_normalize_rows", "x", [&](auto tag) {
+  const std::int64_t rows = x.dim(0), d = x.dim(1);
+  cpu::dispatch_float(y.dtype(), op, "y", [&](auto tag) {
     using T = decltype(tag);
-    const std::int64_t rows = x.dim(0), d = x.dim(1);
-    const T* px = x.data<T>();
-    T* py = y.data<T>();
-    T* pn = norms.data<T>();
-    for (std::int64_t r = 0; r < rows; ++r) {
-      double sq = 0.0;
-      for (std::int64_t j = 0; j < d; ++j) sq += static_cast<double>(px[r * d + j]) * px[r * d + j];
-      const double norm = std::sqrt(sq);
-      const T inv = static_cast<T>(1.0 / std::max(norm, kNormEps));
-      pn[r] = static_cast<T>(norm);
-      for (std::int64_t j = 0; j < d; ++j) py[r * d + j] = px[r * d + j] * inv;
+    if (x.dtype() == y.dtype()) {
+      const T* px = x.data<T>();
+      normalize_rows(rows, d, [px](std::int64_t i) { return px[i]; }, y.data<T>(),
+                     norms.data<T>());
+      return;
     }
+    // Stored 16-bit centres, converted exactly as they are read.
+    cpu::dispatch_stored(x.dtype(), op, "x", [&](auto stored) {
+      using S = decltype(stored);
+      const S* px = x.data<S>();
+      normalize_rows(rows, d, [px](std::int64_t i) { return static_cast<T>(px[i].to_float()); },
+                     y.data<T>(), norms.data<T>());
+    });
   });
 }
 

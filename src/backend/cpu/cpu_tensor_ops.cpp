@@ -1,10 +1,12 @@
 // CPU data movement: copy, fill, the counter-RNG normal fill and element-type conversion
-// between f16, f32 and f64.
+// between f16, bf16, f32 and f64.
 #include <cstring>
+#include <type_traits>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
+#include "core/bfloat16.h"
 #include "core/counter_rng.h"
 #include "core/half.h"
 #include "core/host_cast.h"
@@ -46,15 +48,28 @@ void CpuBackend::fill(Tensor& x, double value) {
     case DType::u8:
       fill_typed(x, static_cast<std::uint8_t>(value));
       break;
+    case DType::bf16:
+      fill_typed(x, BFloat16(static_cast<float>(value)));
+      break;
   }
 }
 
 void CpuBackend::fill_normal(Tensor& x, std::uint64_t key, std::uint64_t first_index,
                              double stddev) {
   operand_check::fill_normal(rules_, x);
-  float* p = x.data<float>();
-  for (std::int64_t i = 0, n = x.numel(); i < n; ++i)
-    p[i] = normal_value(key, first_index + static_cast<std::uint64_t>(i), stddev);
+  auto draw = [&](auto* p) {
+    using T = std::remove_pointer_t<decltype(p)>;
+    for (std::int64_t i = 0, n = x.numel(); i < n; ++i)
+      p[i] = T(normal_value(key, first_index + static_cast<std::uint64_t>(i), stddev));
+  };
+  switch (x.dtype()) {
+    case DType::f16:
+      return draw(x.data<Half>());
+    case DType::bf16:
+      return draw(x.data<BFloat16>());
+    default:
+      return draw(x.data<float>());
+  }
 }
 
 void CpuBackend::cast(const Tensor& src, Tensor& dst) {

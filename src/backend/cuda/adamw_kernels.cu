@@ -1,9 +1,11 @@
 // AdamW with decoupled weight decay and bias-corrected moments. CPU reference:
 // src/backend/cpu/cpu_adamw.cpp (adamw_update, adamw_update_rows), after torch.optim.AdamW.
-// Arithmetic in f32 on f32 masters and moments; an f16 gradient is widened first. The sparse
-// form updates the sampled class centres of a PartialFC shard and their moments only.
+// Arithmetic in f32 on f32 masters and moments, or on stored 16-bit ones read into f32 and
+// rounded back stochastically (stored_values.cuh); an f16 gradient is widened first. The
+// sparse form updates the sampled class centres of a PartialFC shard and their moments only.
 #include "backend/cuda/adamw_kernels.h"
 #include "backend/cuda/kernel_common.cuh"
+#include "backend/cuda/stored_values.cuh"
 
 namespace pfc::cuda {
 
@@ -28,13 +30,14 @@ __device__ __forceinline__ void adamw_step(float& w, float& m, float& v, float g
   w -= k.step_size * m / (sqrtf(v) / k.bias2_sqrt + k.eps);
 }
 
-template <class TG>
+template <class TW, class TM, class TG>
 struct DenseOp {
-  float* w;
+  TW* w;
   const TG* g;
-  float* m;
-  float* v;
+  TM* m;
+  TM* v;
   Coefficients k;
+  RoundingStreams r;
   template <int N>
   __device__ void run(std::int64_t i) const {
     float vw[N], vg[N], vm[N], vv[N];
@@ -44,16 +47,17 @@ struct DenseOp {
     load_float<N>(v, i, vv);
 #pragma unroll
     for (int j = 0; j < N; ++j) adamw_step(vw[j], vm[j], vv[j], vg[j], k);
-    store_float<N>(w, i, vw);
-    store_float<N>(m, i, vm);
-    store_float<N>(v, i, vv);
+    const std::uint64_t element = r.first_element + static_cast<std::uint64_t>(i);
+    store_rounded_float<N>(w, i, vw, r.weight, element);
+    store_rounded_float<N>(m, i, vm, r.first_moment, element);
+    store_rounded_float<N>(v, i, vv, r.second_moment, element);
   }
 };
 
-template <class TG>
-__global__ void sparse_kernel(float* w, float* m, float* v, std::int64_t table_rows,
-                              std::int64_t cols, const std::int64_t* index, const TG* g,
-                              std::int64_t count, Coefficients k, int* error_flag, int code) {
+template <class TW, class TM, class TG>
+__global__ void sparse_kernel(TW* w, TM* m, TM* v, std::int64_t table_rows, std::int64_t cols,
+                              const std::int64_t* index, const TG* g, std::int64_t count,
+                              Coefficients k, RoundingStreams r, int* error_flag, int code) {
   for (std::int64_t i = blockIdx.x; i < count; i += gridDim.x) {
     const std::int64_t row = index[i];
     if (row < 0 || row >= table_rows) {
@@ -62,37 +66,59 @@ __global__ void sparse_kernel(float* w, float* m, float* v, std::int64_t table_r
     }
     const std::int64_t base = row * cols;
     const TG* gr = g + i * cols;
-    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-      adamw_step(w[base + c], m[base + c], v[base + c], to_float(gr[c]), k);
+    const std::uint64_t first = r.first_element + static_cast<std::uint64_t>(base);
+    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      float vw = to_float(w[base + c]), vm = to_float(m[base + c]), vv = to_float(v[base + c]);
+      adamw_step(vw, vm, vv, to_float(gr[c]), k);
+      const std::uint64_t element = first + static_cast<std::uint64_t>(c);
+      w[base + c] = store_rounded<TW>(vw, r.weight, element);
+      m[base + c] = store_rounded<TM>(vm, r.first_moment, element);
+      v[base + c] = store_rounded<TM>(vv, r.second_moment, element);
+    }
   }
 }
 
 }  // namespace
 
-void launch_adamw_update(float* w, const void* g, DType g_dtype, float* m, float* v,
-                         std::int64_t n, const AdamWConstants& c, cudaStream_t stream) {
-  dispatch_float(g_dtype, "adamw_update", [&](auto tag) {
-    using TG = decltype(tag);
-    const bool packed = is_aligned(w, sizeof(float) * kPack) &&
-                        is_aligned(m, sizeof(float) * kPack) &&
-                        is_aligned(v, sizeof(float) * kPack) && is_aligned(g, sizeof(TG) * kPack);
-    launch_map(n, packed, DenseOp<TG>{w, static_cast<const TG*>(g), m, v, coefficients(c)},
-               stream);
+void launch_adamw_update(void* w, DType w_dtype, const void* g, DType g_dtype, void* m, void* v,
+                         DType moment_dtype, std::int64_t n, std::int64_t cols,
+                         const AdamWConstants& c, const AdamWRounding& rounding,
+                         cudaStream_t stream) {
+  const RoundingStreams r = rounding_streams(rounding.key, rounding.first_row, cols);
+  dispatch_optimised(w_dtype, moment_dtype, "adamw_update", [&](auto w_tag, auto m_tag) {
+    dispatch_float(g_dtype, "adamw_update", [&](auto g_tag) {
+      using TW = decltype(w_tag);
+      using TM = decltype(m_tag);
+      using TG = decltype(g_tag);
+      const bool packed = is_aligned(w, sizeof(TW) * kPack) && is_aligned(m, sizeof(TM) * kPack) &&
+                          is_aligned(v, sizeof(TM) * kPack) && is_aligned(g, sizeof(TG) * kPack);
+      launch_map(n, packed,
+                 DenseOp<TW, TM, TG>{static_cast<TW*>(w), static_cast<const TG*>(g),
+                                     static_cast<TM*>(m), static_cast<TM*>(v), coefficients(c), r},
+                 stream);
+    });
   });
 }
 
-void launch_adamw_update_rows(float* w, float* m, float* v, std::int64_t table_rows,
-                              std::int64_t cols, const std::int64_t* index, const void* g,
-                              DType g_dtype, std::int64_t count, const AdamWConstants& c,
-                              int* error_flag, int code, cudaStream_t stream) {
+void launch_adamw_update_rows(void* w, DType w_dtype, void* m, void* v, DType moment_dtype,
+                              std::int64_t table_rows, std::int64_t cols,
+                              const std::int64_t* index, const void* g, DType g_dtype,
+                              std::int64_t count, const AdamWConstants& c,
+                              const AdamWRounding& rounding, int* error_flag, int code,
+                              cudaStream_t stream) {
   if (count == 0) return;
   constexpr int kBlock = 128;
-  dispatch_float(g_dtype, "adamw_update_rows", [&](auto tag) {
-    using TG = decltype(tag);
-    sparse_kernel<TG><<<grid_size(count, 1, 32), kBlock, 0, stream>>>(
-        w, m, v, table_rows, cols, index, static_cast<const TG*>(g), count, coefficients(c),
-        error_flag, code);
-    PFC_CHECK_LAUNCH();
+  const RoundingStreams r = rounding_streams(rounding.key, rounding.first_row, cols);
+  dispatch_optimised(w_dtype, moment_dtype, "adamw_update_rows", [&](auto w_tag, auto m_tag) {
+    dispatch_float(g_dtype, "adamw_update_rows", [&](auto g_tag) {
+      using TW = decltype(w_tag);
+      using TM = decltype(m_tag);
+      using TG = decltype(g_tag);
+      sparse_kernel<TW, TM, TG><<<grid_size(count, 1, 32), kBlock, 0, stream>>>(
+          static_cast<TW*>(w), static_cast<TM*>(m), static_cast<TM*>(v), table_rows, cols, index,
+          static_cast<const TG*>(g), count, coefficients(c), r, error_flag, code);
+      PFC_CHECK_LAUNCH();
+    });
   });
 }
 

@@ -1,5 +1,6 @@
 // Launchers for the AdamW updates (adamw_kernels.cu), torch.optim.AdamW on f32 master weights
-// and moments; gradients f16 or f32.
+// and moments, or on stored 16-bit weights and moments (f16 or bf16; class centres) read into
+// f32 and rounded back stochastically; gradients f16 or f32.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -18,16 +19,28 @@ struct AdamWConstants {
   double bias2_sqrt = 1.0;  // sqrt(1 - beta2^t)
 };
 
+// Where 16-bit results round: the update's key, and the global row of row 0 of w
+// (backend.h, StochasticRounding). Unused for f32 weights.
+struct AdamWRounding {
+  std::uint64_t key = 0;
+  std::int64_t first_row = 0;
+};
+
 // w *= decay; m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2;
-// w -= step_size * m / (sqrt(v) / bias2_sqrt + eps), over n elements.
-void launch_adamw_update(float* w, const void* g, DType g_dtype, float* m, float* v,
-                         std::int64_t n, const AdamWConstants& c, cudaStream_t stream);
+// w -= step_size * m / (sqrt(v) / bias2_sqrt + eps), over w [rows, cols] (any shape for f32
+// weights: rows * cols = n); m and v share one type.
+void launch_adamw_update(void* w, DType w_dtype, const void* g, DType g_dtype, void* m, void* v,
+                         DType moment_dtype, std::int64_t n, std::int64_t cols,
+                         const AdamWConstants& c, const AdamWRounding& rounding,
+                         cudaStream_t stream);
 
 // The same on rows index[i] of w, m and v [table_rows, cols] with gradient row i of g
 // [count, cols]. An index outside the table records `code` in *error_flag.
-void launch_adamw_update_rows(float* w, float* m, float* v, std::int64_t table_rows,
-                              std::int64_t cols, const std::int64_t* index, const void* g,
-                              DType g_dtype, std::int64_t count, const AdamWConstants& c,
-                              int* error_flag, int code, cudaStream_t stream);
+void launch_adamw_update_rows(void* w, DType w_dtype, void* m, void* v, DType moment_dtype,
+                              std::int64_t table_rows, std::int64_t cols,
+                              const std::int64_t* index, const void* g, DType g_dtype,
+                              std::int64_t count, const AdamWConstants& c,
+                              const AdamWRounding& rounding, int* error_flag, int code,
+                              cudaStream_t stream);
 
 }  // namespace pfc::cuda

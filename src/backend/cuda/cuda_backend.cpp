@@ -156,7 +156,7 @@ void CudaBackend::fill(Tensor& x, double value) {
 void CudaBackend::fill_normal(Tensor& x, std::uint64_t key, std::uint64_t first_index,
                               double stddev) {
   operand_check::fill_normal(r_->rules, x);
-  cuda::launch_fill_normal(x.data<float>(), x.numel(), key, first_index, stddev, r_->stream);
+  cuda::launch_fill_normal(x.raw(), x.dtype(), x.numel(), key, first_index, stddev, r_->stream);
 }
 
 void CudaBackend::cast(const Tensor& src, Tensor& dst) {

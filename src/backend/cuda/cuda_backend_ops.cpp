@@ -287,20 +287,29 @@ void CudaBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
 
 // ---- optimiser ------------------------------------------------------------------------------
 
+namespace {
+
+// The columns of a dense update's rows: a matrix's row length; a flat f32 buffer is one column.
+std::int64_t row_length(const Tensor& w) { return w.rank() == 2 ? w.dim(1) : 1; }
+
+}  // namespace
+
 void CudaBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
-                             double weight_decay) {
+                             double weight_decay, const StochasticRounding& rounding) {
   operand_check::sgd_update(r_->rules, w, g, m);
-  cuda::launch_sgd_update(w.data<float>(), g.raw(), g.dtype(), m.data<float>(), w.numel(),
-                          {lr, momentum, weight_decay}, r_->stream);
+  cuda::launch_sgd_update(w.raw(), w.dtype(), g.raw(), g.dtype(), m.raw(), m.dtype(), w.numel(),
+                          row_length(w), {lr, momentum, weight_decay},
+                          {rounding.key, rounding.first_row}, r_->stream);
 }
 
 void CudaBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
-                                  double lr, double momentum, double weight_decay) {
+                                  double lr, double momentum, double weight_decay,
+                                  const StochasticRounding& rounding) {
   operand_check::sgd_update_rows(r_->rules, w, m, index, g);
-  cuda::launch_sgd_update_rows(w.data<float>(), m.data<float>(), w.dim(0), w.dim(1),
+  cuda::launch_sgd_update_rows(w.raw(), w.dtype(), m.raw(), m.dtype(), w.dim(0), w.dim(1),
                                index.data<std::int64_t>(), g.raw(), g.dtype(), g.dim(0),
-                               {lr, momentum, weight_decay}, error_flag(), kSgdRowIndexOutOfRange,
-                               r_->stream);
+                               {lr, momentum, weight_decay}, {rounding.key, rounding.first_row},
+                               error_flag(), kSgdRowIndexOutOfRange, r_->stream);
 }
 
 namespace {
@@ -313,20 +322,23 @@ cuda::AdamWConstants adamw_constants(const AdamWParams& p, const char* op) {
 }  // namespace
 
 void CudaBackend::adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
-                               const AdamWParams& p) {
+                               const AdamWParams& p, const StochasticRounding& rounding) {
   const cuda::AdamWConstants c = adamw_constants(p, "adamw_update");
   operand_check::adamw_update(r_->rules, w, g, m, v);
-  cuda::launch_adamw_update(w.data<float>(), g.raw(), g.dtype(), m.data<float>(),
-                            v.data<float>(), w.numel(), c, r_->stream);
+  cuda::launch_adamw_update(w.raw(), w.dtype(), g.raw(), g.dtype(), m.raw(), v.raw(), m.dtype(),
+                            w.numel(), row_length(w), c, {rounding.key, rounding.first_row},
+                            r_->stream);
 }
 
 void CudaBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
-                                    const Tensor& g, const AdamWParams& p) {
+                                    const Tensor& g, const AdamWParams& p,
+                                    const StochasticRounding& rounding) {
   const cuda::AdamWConstants c = adamw_constants(p, "adamw_update_rows");
   operand_check::adamw_update_rows(r_->rules, w, m, v, index, g);
-  cuda::launch_adamw_update_rows(w.data<float>(), m.data<float>(), v.data<float>(), w.dim(0),
+  cuda::launch_adamw_update_rows(w.raw(), w.dtype(), m.raw(), v.raw(), m.dtype(), w.dim(0),
                                  w.dim(1), index.data<std::int64_t>(), g.raw(), g.dtype(),
-                                 g.dim(0), c, error_flag(), kAdamWRowIndexOutOfRange, r_->stream);
+                                 g.dim(0), c, {rounding.key, rounding.first_row}, error_flag(),
+                                 kAdamWRowIndexOutOfRange, r_->stream);
 }
 
 }  // namespace pfc

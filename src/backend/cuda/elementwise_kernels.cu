@@ -1,6 +1,7 @@
 // Elementwise kernels. CPU reference: src/backend/cpu/cpu_tensor_ops.cpp (fill, cast),
 // cpu_elementwise.cpp (add, axpy, scale), cpu_gemm.cpp (add_row_vector). f16 values are read
-// into f32, computed there and rounded once on store.
+// into f32, computed there and rounded once on store; bf16 (stored values) only fills, draws
+// and casts.
 #include <cuda_fp16.h>
 
 #include <type_traits>
@@ -36,15 +37,17 @@ void fill_as(void* x, std::int64_t n, T value, cudaStream_t stream) {
   launch_map(n, packed, FillOp<T>{static_cast<T*>(x), value}, stream);
 }
 
+template <class T>
 struct FillNormalOp {
-  float* x;
+  T* x;
   std::uint64_t key, first_index;
   double stddev;
   template <int N>
   __device__ void run(std::int64_t i) const {
 #pragma unroll
     for (int k = 0; k < N; ++k)
-      x[i + k] = normal_value(key, first_index + static_cast<std::uint64_t>(i + k), stddev);
+      x[i + k] = from_float<T>(
+          normal_value(key, first_index + static_cast<std::uint64_t>(i + k), stddev));
   }
 };
 
@@ -53,10 +56,10 @@ template <class To, class From>
 __device__ __forceinline__ To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
-  } else if constexpr (std::is_same_v<From, __half>) {
-    return static_cast<To>(__half2float(v));
-  } else if constexpr (std::is_same_v<To, __half>) {
-    return __float2half_rn(static_cast<float>(v));
+  } else if constexpr (std::is_same_v<From, __half> || std::is_same_v<From, __nv_bfloat16>) {
+    return convert<To>(to_float(v));
+  } else if constexpr (std::is_same_v<To, __half> || std::is_same_v<To, __nv_bfloat16>) {
+    return from_float<To>(static_cast<float>(v));
   } else {
     return static_cast<To>(v);
   }
@@ -91,6 +94,9 @@ void dispatch_cast_type(DType dtype, F&& f) {
       return;
     case DType::f64:
       f(double{});
+      return;
+    case DType::bf16:
+      f(__nv_bfloat16{});
       return;
     default:
       throw_unsupported_dtype("cast", dtype);
@@ -164,9 +170,12 @@ struct AddRowVectorOp {
 
 }  // namespace
 
-void launch_fill_normal(float* x, std::int64_t n, std::uint64_t key, std::uint64_t first_index,
-                        double stddev, cudaStream_t stream) {
-  launch_map(n, false, FillNormalOp{x, key, first_index, stddev}, stream);
+void launch_fill_normal(void* x, DType dtype, std::int64_t n, std::uint64_t key,
+                        std::uint64_t first_index, double stddev, cudaStream_t stream) {
+  dispatch_stored(dtype, "fill_normal", [&](auto tag) {
+    using T = decltype(tag);
+    launch_map(n, false, FillNormalOp<T>{static_cast<T*>(x), key, first_index, stddev}, stream);
+  });
 }
 
 void launch_fill(void* x, DType dtype, std::int64_t n, double value, cudaStream_t stream) {
@@ -188,6 +197,9 @@ void launch_fill(void* x, DType dtype, std::int64_t n, double value, cudaStream_
       return;
     case DType::u8:
       fill_as(x, n, static_cast<std::uint8_t>(value), stream);
+      return;
+    case DType::bf16:
+      fill_as(x, n, bf16_bits_nearest(static_cast<float>(value)), stream);  // its bit pattern
       return;
   }
 }

@@ -11,12 +11,14 @@
 
 namespace pfc::cuda {
 
-// Any element type; value converted as a static_cast (f16: round to nearest even).
+// Any element type; value converted as a static_cast (f16, bf16: round to nearest even).
 void launch_fill(void* x, DType dtype, std::int64_t n, double value, cudaStream_t stream);
-// x[i] = normal_value(key, first_index + i, stddev), f32 (core/counter_rng.h).
-void launch_fill_normal(float* x, std::int64_t n, std::uint64_t key, std::uint64_t first_index,
-                        double stddev, cudaStream_t stream);
-// Between f16, f32 and f64 (f64 -> f16 goes through f32, as the CPU backend does).
+// x[i] = normal_value(key, first_index + i, stddev) (core/counter_rng.h); x f32, or f16 or
+// bf16 rounded to nearest even.
+void launch_fill_normal(void* x, DType dtype, std::int64_t n, std::uint64_t key,
+                        std::uint64_t first_index, double stddev, cudaStream_t stream);
+// Between f16, bf16, f32 and f64 (f64 -> f16 or bf16 goes through f32, as the CPU backend
+// does).
 void launch_cast(const void* src, DType src_dtype, void* dst, DType dst_dtype, std::int64_t n,
                  cudaStream_t stream);
 // y = a + b, one floating dtype (f16 or f32) for all three; sums in f32.

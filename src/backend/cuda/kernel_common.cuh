@@ -1,21 +1,27 @@
-// Device-side pieces shared by our kernels: f16/f32 loads and stores through float, aligned
-// packets for vectorised elementwise loops, NaN-propagating max, warp and block reductions,
-// and the element-type dispatch. Included by .cu files only.
+// Device-side pieces shared by our kernels: f16/bf16/f32 loads and stores through float
+// (stores rounded to nearest, or stochastically for stored 16-bit values), aligned packets for
+// vectorised elementwise loops, NaN-propagating max, warp and block reductions, and the
+// element-type dispatch. Included by .cu files only.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "backend/cuda/cuda_check.h"
 #include "backend/cuda/launch_shape.h"
 #include "core/dtype.h"
+#include "core/float16_bits.h"
+#include "core/stochastic_rounding.h"
 
 namespace pfc::cuda {
 
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 
 template <class T>
 __device__ __forceinline__ T from_float(float v);
@@ -26,6 +32,23 @@ __device__ __forceinline__ float from_float<float>(float v) {
 template <>
 __device__ __forceinline__ __half from_float<__half>(float v) {
   return __float2half_rn(v);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __ushort_as_bfloat16(bf16_bits_nearest(v));
+}
+
+// v stored as T: f32 as it is; f16 and bf16 rounded stochastically with the uniform bits of
+// `element` in `stream` (core/stochastic_rounding.h), exactly as the CPU backend rounds them.
+template <class T>
+__device__ __forceinline__ T store_rounded(float v, std::uint64_t stream, std::uint64_t element) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __ushort_as_half(f16_bits_stochastic(v, rounding_bits(stream, element)));
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return __ushort_as_bfloat16(bf16_bits_stochastic(v, rounding_bits(stream, element)));
+  } else {
+    return v;
+  }
 }
 
 // N consecutive elements, aligned to their total size so one load or store moves them.
@@ -124,6 +147,25 @@ __device__ __forceinline__ float block_reduce(float v, Op op, float identity) {
     v = warp_reduce(v, op);
   }
   return v;
+}
+
+// Calls f(T{}) with T = __half, __nv_bfloat16 or float for the element type of stored values
+// (class centres and their optimiser moments).
+template <class F>
+void dispatch_stored(DType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case DType::f16:
+      f(__half{});
+      return;
+    case DType::bf16:
+      f(__nv_bfloat16{});
+      return;
+    case DType::f32:
+      f(float{});
+      return;
+    default:
+      throw_unsupported_dtype(op, dtype);
+  }
 }
 
 // Calls f(T{}) with T = __half or float for a floating element type the kernels support.

@@ -1,7 +1,8 @@
 // Row-wise kernels for PartialFC. CPU reference: src/backend/cpu/cpu_partial_fc_ops.cpp
 // (l2_normalize_rows, l2_normalize_rows_backward, gather_rows, scatter_rows). One warp per
 // row: rows are short (the embedding size, 512) and there are many of them (the sampled
-// class centres).
+// class centres). The normalisation also reads stored bf16 centres; its backward may run in
+// place (each row's dot product is complete before the row is written).
 #include "backend/cuda/kernel_common.cuh"
 #include "backend/cuda/rows_kernels.h"
 
@@ -113,7 +114,7 @@ void launch_move_rows(const void* src, void* dst, const std::int64_t* index, std
 void launch_l2_normalize_rows(const void* x, DType x_dtype, void* y, DType y_dtype, float* norms,
                               std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
   if (rows == 0) return;
-  dispatch_float(x_dtype, "l2_normalize_rows", [&](auto x_tag) {
+  dispatch_stored(x_dtype, "l2_normalize_rows", [&](auto x_tag) {
     dispatch_float(y_dtype, "l2_normalize_rows", [&](auto y_tag) {
       using TX = decltype(x_tag);
       using TY = decltype(y_tag);

@@ -12,12 +12,12 @@
 
 namespace pfc::cuda {
 
-// y = x / max(||x||, 1e-12) per row of [rows, cols]; norms[r] = ||x_r|| (f32). x and y each
-// f16 or f32.
+// y = x / max(||x||, 1e-12) per row of [rows, cols]; norms[r] = ||x_r|| (f32). x f16, bf16 or
+// f32; y f16 or f32.
 void launch_l2_normalize_rows(const void* x, DType x_dtype, void* y, DType y_dtype, float* norms,
                               std::int64_t rows, std::int64_t cols, cudaStream_t stream);
 // dx = (dy - y * <y, dy>) / ||x|| per row (dy / 1e-12 where ||x|| <= 1e-12, where the
-// clamp is constant); dy, y and dx each f16 or f32.
+// clamp is constant); dy, y and dx each f16 or f32; dx may be dy.
 void launch_l2_normalize_rows_backward(const void* dy, DType dy_dtype, const void* y, DType y_dtype,
                                        const float* norms, void* dx, DType dx_dtype,
                                        std::int64_t rows, std::int64_t cols, cudaStream_t stream);

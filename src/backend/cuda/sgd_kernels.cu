@@ -1,8 +1,11 @@
 // SGD with momentum and weight decay. CPU reference: src/backend/cpu/cpu_sgd.cpp
 // (sgd_update, sgd_update_rows), after torch.optim.SGD: g' = g + wd * w; m = momentum * m + g';
-// w -= lr * m. The sparse form is the seed's partial_fc.py: only the sampled rows move.
+// w -= lr * m. The sparse form is the seed's partial_fc.py: only the sampled rows move. Stored
+// 16-bit weights and momentum are read into f32 and rounded back stochastically
+// (stored_values.cuh).
 #include "backend/cuda/kernel_common.cuh"
 #include "backend/cuda/sgd_kernels.h"
+#include "backend/cuda/stored_values.cuh"
 
 namespace pfc::cuda {
 
@@ -18,12 +21,13 @@ __device__ __forceinline__ void sgd_step(float& w, float& m, float g, const Coef
   w = fmaf(-k.lr, m, w);
 }
 
-template <class TG>
+template <class TW, class TM, class TG>
 struct DenseOp {
-  float* w;
+  TW* w;
   const TG* g;
-  float* m;
+  TM* m;
   Coefficients k;
+  RoundingStreams r;
   template <int N>
   __device__ void run(std::int64_t i) const {
     float vw[N], vg[N], vm[N];
@@ -32,29 +36,32 @@ struct DenseOp {
     load_float<N>(m, i, vm);
 #pragma unroll
     for (int j = 0; j < N; ++j) sgd_step(vw[j], vm[j], vg[j], k);
-    store_float<N>(w, i, vw);
-    store_float<N>(m, i, vm);
+    const std::uint64_t element = r.first_element + static_cast<std::uint64_t>(i);
+    store_rounded_float<N>(w, i, vw, r.weight, element);
+    store_rounded_float<N>(m, i, vm, r.first_moment, element);
   }
 };
 
-template <class TG>
-__global__ void sparse_kernel(float* w, float* m, std::int64_t table_rows, std::int64_t cols,
+template <class TW, class TM, class TG>
+__global__ void sparse_kernel(TW* w, TM* m, std::int64_t table_rows, std::int64_t cols,
                               const std::int64_t* index, const TG* g, std::int64_t count,
-                              Coefficients k, int* error_flag, int code) {
+                              Coefficients k, RoundingStreams r, int* error_flag, int code) {
   for (std::int64_t i = blockIdx.x; i < count; i += gridDim.x) {
     const std::int64_t row = index[i];
     if (row < 0 || row >= table_rows) {
       if (threadIdx.x == 0) atomicCAS(error_flag, 0, code);
       continue;
     }
-    float* wr = w + row * cols;
-    float* mr = m + row * cols;
+    TW* wr = w + row * cols;
+    TM* mr = m + row * cols;
     const TG* gr = g + i * cols;
+    const std::uint64_t first = r.first_element + static_cast<std::uint64_t>(row * cols);
     for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      float vw = wr[c], vm = mr[c];
+      float vw = to_float(wr[c]), vm = to_float(mr[c]);
       sgd_step(vw, vm, to_float(gr[c]), k);
-      wr[c] = vw;
-      mr[c] = vm;
+      const std::uint64_t element = first + static_cast<std::uint64_t>(c);
+      wr[c] = store_rounded<TW>(vw, r.weight, element);
+      mr[c] = store_rounded<TM>(vm, r.first_moment, element);
     }
   }
 }
@@ -66,28 +73,43 @@ Coefficients coefficients(const SgdConstants& c) {
 
 }  // namespace
 
-void launch_sgd_update(float* w, const void* g, DType g_dtype, float* m, std::int64_t n,
-                       const SgdConstants& c, cudaStream_t stream) {
-  dispatch_float(g_dtype, "sgd_update", [&](auto tag) {
-    using TG = decltype(tag);
-    const bool packed = is_aligned(w, sizeof(float) * kPack) &&
-                        is_aligned(m, sizeof(float) * kPack) && is_aligned(g, sizeof(TG) * kPack);
-    launch_map(n, packed, DenseOp<TG>{w, static_cast<const TG*>(g), m, coefficients(c)}, stream);
+void launch_sgd_update(void* w, DType w_dtype, const void* g, DType g_dtype, void* m,
+                       DType m_dtype, std::int64_t n, std::int64_t cols, const SgdConstants& c,
+                       const SgdRounding& rounding, cudaStream_t stream) {
+  const RoundingStreams r = rounding_streams(rounding.key, rounding.first_row, cols);
+  dispatch_optimised(w_dtype, m_dtype, "sgd_update", [&](auto w_tag, auto m_tag) {
+    dispatch_float(g_dtype, "sgd_update", [&](auto g_tag) {
+      using TW = decltype(w_tag);
+      using TM = decltype(m_tag);
+      using TG = decltype(g_tag);
+      const bool packed = is_aligned(w, sizeof(TW) * kPack) && is_aligned(m, sizeof(TM) * kPack) &&
+                          is_aligned(g, sizeof(TG) * kPack);
+      launch_map(n, packed,
+                 DenseOp<TW, TM, TG>{static_cast<TW*>(w), static_cast<const TG*>(g),
+                                     static_cast<TM*>(m), coefficients(c), r},
+                 stream);
+    });
   });
 }
 
-void launch_sgd_update_rows(float* w, float* m, std::int64_t table_rows, std::int64_t cols,
-                            const std::int64_t* index, const void* g, DType g_dtype,
-                            std::int64_t count, const SgdConstants& c, int* error_flag, int code,
-                            cudaStream_t stream) {
+void launch_sgd_update_rows(void* w, DType w_dtype, void* m, DType m_dtype,
+                            std::int64_t table_rows, std::int64_t cols, const std::int64_t* index,
+                            const void* g, DType g_dtype, std::int64_t count,
+                            const SgdConstants& c, const SgdRounding& rounding, int* error_flag,
+                            int code, cudaStream_t stream) {
   if (count == 0) return;
   constexpr int kBlock = 128;
-  dispatch_float(g_dtype, "sgd_update_rows", [&](auto tag) {
-    using TG = decltype(tag);
-    sparse_kernel<TG><<<grid_size(count, 1, 32), kBlock, 0, stream>>>(
-        w, m, table_rows, cols, index, static_cast<const TG*>(g), count, coefficients(c),
-        error_flag, code);
-    PFC_CHECK_LAUNCH();
+  const RoundingStreams r = rounding_streams(rounding.key, rounding.first_row, cols);
+  dispatch_optimised(w_dtype, m_dtype, "sgd_update_rows", [&](auto w_tag, auto m_tag) {
+    dispatch_float(g_dtype, "sgd_update_rows", [&](auto g_tag) {
+      using TW = decltype(w_tag);
+      using TM = decltype(m_tag);
+      using TG = decltype(g_tag);
+      sparse_kernel<TW, TM, TG><<<grid_size(count, 1, 32), kBlock, 0, stream>>>(
+          static_cast<TW*>(w), static_cast<TM*>(m), table_rows, cols, index,
+          static_cast<const TG*>(g), count, coefficients(c), r, error_flag, code);
+      PFC_CHECK_LAUNCH();
+    });
   });
 }
 

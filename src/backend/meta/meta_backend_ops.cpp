@@ -3,6 +3,8 @@
 // loops, per output element (a multiply-add is 2; a comparison, select or exp is 1); the bytes
 // are every operand read once and every output written once. Convolutions and GEMMs: 2 per
 // multiply-add, on tensor cores when their operands are f16.
+#include <initializer_list>
+
 #include "backend/cpu/cpu_backend.h"
 #include "backend/meta/meta_backend.h"
 #include "backend/operand_checks.h"
@@ -31,6 +33,14 @@ constexpr double kFilterOps = 2;               // compare; select
 constexpr double kFilterBackwardOps = 1;       // select
 
 double numel(const Tensor& t) { return static_cast<double>(t.numel()); }
+
+// The bytes of one element of each tensor together (a row update moves one of each per
+// gradient element, whatever type each is stored in).
+double row_element_bytes(std::initializer_list<const Tensor*> tensors) {
+  double sum = 0;
+  for (const Tensor* t : tensors) sum += static_cast<double>(dtype_size(t->dtype()));
+  return sum;
+}
 
 // 2 * output pixels * output channels * K*K*C/groups (an output channel reads its group's
 // inputs only): every direction does the same multiply-adds.
@@ -219,32 +229,34 @@ void MetaBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
         bytes({&grad, &keep}), bytes({&grad}));
 }
 
-void MetaBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double, double, double) {
+void MetaBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double, double, double,
+                             const StochasticRounding&) {
   operand_check::sgd_update(rules_, w, g, m);
   count("sgd_update", 0, kSgdOps * numel(w), bytes({&w, &g, &m}), bytes({&w, &m}));
 }
 
 void MetaBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
-                                  double, double, double) {
+                                  double, double, double, const StochasticRounding&) {
   operand_check::sgd_update_rows(rules_, w, m, index, g);
   // It reads and writes the rows of w and m that g has.
-  const double rows = 2 * numel(g) * static_cast<double>(dtype_size(w.dtype()));
+  const double rows = numel(g) * row_element_bytes({&w, &m});
   count("sgd_update_rows", 0, kSgdOps * numel(g), bytes({&g, &index}) + rows, rows);
 }
 
 void MetaBackend::adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
-                               const AdamWParams& p) {
+                               const AdamWParams& p, const StochasticRounding&) {
   adamw_factors(p, "adamw_update");
   operand_check::adamw_update(rules_, w, g, m, v);
   count("adamw_update", 0, kAdamWOps * numel(w), bytes({&w, &g, &m, &v}), bytes({&w, &m, &v}));
 }
 
 void MetaBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
-                                    const Tensor& g, const AdamWParams& p) {
+                                    const Tensor& g, const AdamWParams& p,
+                                    const StochasticRounding&) {
   adamw_factors(p, "adamw_update_rows");
   operand_check::adamw_update_rows(rules_, w, m, v, index, g);
   // It reads and writes the rows of w, m and v that g has.
-  const double rows = 3 * numel(g) * static_cast<double>(dtype_size(w.dtype()));
+  const double rows = numel(g) * row_element_bytes({&w, &m, &v});
   count("adamw_update_rows", 0, kAdamWOps * numel(g), bytes({&g, &index}) + rows, rows);
 }
 
