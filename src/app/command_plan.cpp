@@ -1,11 +1,13 @@
-// `pfc plan CONFIG [--set key=value ...] [--gpu NAME] [--steps N]`: the run CONFIG describes
+// `pfc plan CONFIG [--set key=value ...] [--gpu NAME] [--steps N] [--max-classes]`: the run
+// CONFIG describes
 // (a config file as pfc train takes, or a run's metrics.h5: the config it recorded), planned
 // instead of run. The same trainer steps on the meta device (backend/meta) for the config's cpu
 // or cuda backend, as one emulated rank or on the job's real ranks, and prints what each rank
 // would hold (pfc's tensors exact, the rest modelled) against the device's memory, the
 // arithmetic of a step and, on a named GPU, the least time a step can take; it writes
 // <output>/metrics.h5 as a run does, so `pfc report` reads plans like runs. A plan that does not
-// fit says so and still exits 0.
+// fit says so and still exits 0. With --max-classes it prints instead, for each classifier
+// storage type, the largest num_classes whose plan fits (plan/max_classes.h); nothing written.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include "config/load_config.h"
 #include "io/hdf5.h"
 #include "plan/host_memory.h"
+#include "plan/max_classes.h"
 #include "plan/plan_metrics.h"
 #include "plan/plan_text.h"
 #include "plan/run_plan.h"
@@ -33,6 +36,7 @@ struct PlanCommandOptions {
   std::vector<std::string> overrides;
   std::string gpu = "h200";
   std::int64_t steps = 2;
+  bool max_classes = false;
 };
 
 // A plan writes <output>/metrics.h5: never over a run's (only over an earlier plan's).
@@ -94,6 +98,14 @@ int run_plan(const PlanCommandOptions& options) {
     available = host_memory_available().available_bytes / sharing;
   }
   auto& meta = dynamic_cast<MetaBackend&>(*place.backend);
+  if (options.max_classes) {
+    std::vector<MaxClasses> found;
+    for (const char* storage : {"f32", "f16", "bf16"})
+      found.push_back(largest_num_classes(cfg, storage, comm, meta, {options.steps, gpu, available}));
+    if (leader) fmt::print("{}", format_max_classes(found, cfg, gpu, comm.world_size()));
+    std::fflush(stdout);
+    return kExitOk;
+  }
   const Plan plan = make_plan(cfg, comm, meta, {options.steps, gpu, available});
   const RunInfo info = describe_run(cfg, comm, meta, process_command_line());
   if (!leader) return kExitOk;
@@ -124,6 +136,9 @@ CommandRunner add_plan_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--steps", options->steps, "steps planned (the last one is reported)")
       ->capture_default_str();
+  cmd->add_flag("--max-classes", options->max_classes,
+                "instead of one plan: the largest num_classes that fits, for each "
+                "classifier_storage (f32, f16, bf16), by bisection over plans");
   return [options] { return run_plan(*options); };
 }
 
