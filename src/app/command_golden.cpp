@@ -18,6 +18,7 @@
 #include "app/rank_place.h"
 #include "backend/backend.h"
 #include "config/config.h"
+#include "optim/classifier_storage.h"
 
 namespace pfc {
 
@@ -29,6 +30,7 @@ struct GoldenOptions {
   std::string device = "cpu";
   std::string precision = "fp32";
   double tolerance = 0;  // 0: the precision's rule
+  std::string classifier_storage = "f32";
 };
 
 int run_golden(const GoldenOptions& options) {
@@ -48,6 +50,14 @@ int run_golden(const GoldenOptions& options) {
   Comm& comm = *place.comm;
   Backend& backend = *place.backend;
   const bool report = comm.rank() == 0;
+  // 16-bit centres: their f64 reference runs on the CPU backend, on the same ranks.
+  GoldenStorage storage{parse_classifier_storage(options.classifier_storage), &backend, &comm};
+  RankPlace reference_place;
+  if (is_16bit_float(storage.type) && backend.device() != DeviceKind::cpu) {
+    reference_place = make_rank_place(BackendKind::cpu, Config().collective_timeout_s);
+    storage.reference_backend = reference_place.backend.get();
+    storage.reference_comm = reference_place.comm.get();
+  }
 
   int failures = 0;
   for (const std::string& spec : options.cases) {
@@ -59,20 +69,29 @@ int run_golden(const GoldenOptions& options) {
     const GoldenCase golden_case = file.golden_case(group, case_name);
 
     const auto start = std::chrono::steady_clock::now();
-    GoldenTable table(fmt::format("{}  ({}, {}, {} rank{}; against the {} file {})", spec,
-                                  options.device, options.precision, comm.world_size(),
-                                  comm.world_size() > 1 ? "s" : "", file.precision(),
-                                  file.path()),
+    GoldenTable table(fmt::format("{}  ({}, {}{}, {} rank{}; against the {} file {})", spec,
+                                  options.device, options.precision,
+                                  is_16bit_float(storage.type)
+                                      ? fmt::format(", class centres stored in {}",
+                                                    options.classifier_storage)
+                                      : "",
+                                  comm.world_size(), comm.world_size() > 1 ? "s" : "",
+                                  file.precision(), file.path()),
                       rule);
     const DType gemm_operands = fp16 ? DType::f16 : run_dtype;
     if (const auto training = file.training(group, case_name)) {
+      if (is_16bit_float(storage.type))
+        throw UsageError(fmt::format(
+            "--classifier-storage {} checks forward and backward cases; {} steps an optimiser, "
+            "whose 16-bit rounding is stochastic: check it with f32",
+            options.classifier_storage, spec));
       check_golden_training(file, network, golden_case, *training, backend, comm, run_dtype,
                             activations, gemm_operands, table);
     } else {
       // The backbone is checked on rank 0; the classifier on every rank, sharded.
       if (report) check_golden_backbone(file, network, golden_case, backend, activations, table);
       check_golden_partial_fc(file, network, golden_case, backend, comm, run_dtype,
-                              gemm_operands, table);
+                              gemm_operands, table, storage);
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -108,6 +127,11 @@ CommandRunner add_golden_command(CLI::App& app) {
                   "the median of our error / arcface_torch's at most 1; fp64 (cpu only; "
                   "everything f64): within 1e-10 of exact; fp16 (cuda only): within 1e-2")
       ->check(CLI::IsMember({"fp32", "fp16", "fp64"}));
+  cmd->add_option("--classifier-storage", options->classifier_storage,
+                  "the class centres in f32, or stored in f16 or bf16 (forward and backward "
+                  "cases): each tensor's bound grows by the error that rounding the exact centres "
+                  "to 16 bits makes in an exact computation (pfc's f64 run on them)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   cmd->add_option("--tolerance", options->tolerance,
                   "replaces the per-tensor bound of the precision's rule (the fp32 median "
                   "rule still applies); a positive number")

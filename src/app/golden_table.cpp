@@ -87,21 +87,40 @@ void GoldenTable::compare(const std::string& tensor, const double* ours,
   }
   // A reference of all zeros is matched exactly or by absolute error.
   const double error = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
+  const double extra = allowance(tensor);
   rows_.push_back({tensor, n, finite_or_infinite(error), rule_.same_device(footing),
-                   rule_.bound(footing), false, note});
+                   rule_.bound(footing) + extra, false,
+                   extra > 0 ? fmt::format("{}{}bound + {:.2e}", note, note.empty() ? "" : "; ",
+                                           extra)
+                             : note});
 }
 
 void GoldenTable::compare_scalar(const std::string& tensor, double ours, double reference,
                                  const TorchFp32Error& torch) {
   const double error = reference != 0 ? std::fabs(ours - reference) / std::fabs(reference)
                                       : std::fabs(ours);
+  const double extra = allowance(tensor);
   rows_.push_back({tensor, 1, finite_or_infinite(error), rule_.same_device(torch),
-                   rule_.bound(torch), false,
-                   fmt::format("{:.12g} vs {:.12g}", ours, reference)});
+                   rule_.bound(torch) + extra, false,
+                   fmt::format("{:.12g} vs {:.12g}{}", ours, reference,
+                               extra > 0 ? fmt::format("; bound + {:.2e}", extra) : "")});
 }
 
 void GoldenTable::skip(const std::string& tensor, const std::string& why) {
   rows_.push_back({tensor, 0, 0, std::nullopt, 0, true, why});
+}
+
+void GoldenTable::allow(const std::string& tensor, double extra, const std::string& why) {
+  PFC_CHECK(extra >= 0 && std::isfinite(extra), "golden: the allowance of {} is {}", tensor,
+            extra);
+  allowances_.emplace_back(tensor, extra);
+  allowance_reason_ = why;
+}
+
+double GoldenTable::allowance(const std::string& tensor) const {
+  for (const auto& [name, extra] : allowances_)
+    if (tensor == name || tensor == name + ".sampled") return extra;
+  return 0;
 }
 
 std::optional<double> GoldenTable::median_ratio() const {
@@ -130,6 +149,7 @@ int GoldenTable::compared() const {
 
 void GoldenTable::print() const {
   fmt::print("\n{}\nrule: {}\n", title_, rule_.describe());
+  if (!allowance_reason_.empty()) fmt::print("      plus, where a row says so, {}\n", allowance_reason_);
   fmt::print("{:<44} {:>9} {:>10} {:>10} {:>8} {:>8}  {:<6} {}\n", "tensor", "elements", "error",
              "torch fp32", "ratio", "bound", "result", "");
   const GoldenRow* worst = nullptr;
