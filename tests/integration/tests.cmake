@@ -16,11 +16,16 @@ pfc_script_test(integration.train_resume_mbf train_resume_mbf.sh LABELS "integra
                 TIMEOUT 300)
 pfc_script_test(integration.train_resume_adamw train_resume_adamw.sh LABELS "integration;mpi"
                 TIMEOUT 300)
+pfc_script_test(integration.train_resume_storage train_resume_storage.sh LABELS "integration;mpi"
+                TIMEOUT 300)
 pfc_script_test(integration.train_emulated train_emulated.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_dataset train_dataset.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.verification verification.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.learning_verification learning_verification.sh
-                LABELS "integration;mpi" TIMEOUT 600)
+                LABELS "integration;mpi" TIMEOUT 900)
+# The 16-bit class centres for as long as the f32 run (CI compares them at half its length).
+pfc_script_test(integration.learning_verification_storage_200 learning_verification.sh
+                LABELS "integration;mpi;slow" TIMEOUT 1200 ARGS 200)
 pfc_script_test(integration.device_script device_script.sh LABELS integration TIMEOUT 180)
 pfc_script_test(integration.mpi_singleton mpi_singleton.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.cuda_architectures cuda_architectures.sh LABELS integration TIMEOUT 60)
