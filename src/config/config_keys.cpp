@@ -24,10 +24,12 @@ const ConfigKey kKeys[] = {
     {"embedding_size", &Config::embedding_size, "length of the face embedding",
      {.min = at_least(1)}},
     {"sample_rate", &Config::sample_rate,
-     "fraction of each rank's class centres used per step; 1.0 uses all of them",
-     {.min = above(0), .max = at_most(1)}},
+     "fraction of each rank's class centres used per step, at least its positive classes; 1.0 "
+     "uses all of them, 0 the positives alone (PartialFC_V2)",
+     {.min = at_least(0), .max = at_most(1)}},
     {"fp16", &Config::fp16,
-     "mixed precision: dynamic loss scale, f16 classifier GEMMs, f16 backbone on cuda"},
+     "mixed precision: dynamic loss scale, f16 backbone on cuda, and f16 classifier GEMMs unless "
+     "classifier_precision = \"fp32\""},
     {"batch_size", &Config::batch_size, "images per rank per step", {.min = at_least(1)}},
     {"lr", &Config::lr,
      "learning rate: applied as given with lr_scaling = \"none\", times global batch / 512 "
@@ -79,6 +81,21 @@ const ConfigKey kKeys[] = {
     {"method", &Config::method,
      "classifier: dp (whole on every rank), mp (split by class), pfc (split and sampled)",
      {.choices = "dp|mp|pfc"}},
+    {"classifier_update", &Config::classifier_update,
+     "how a step moves the class centres at sample rate < 1: sampled (the seed's partial_fc.py: "
+     "only the sampled rows and their momentum) or dense (partial_fc_v2.py: one parameter, so "
+     "weight decay and the optimiser's moments reach every row every step)",
+     {.choices = "sampled|dense"}},
+    {"margin_gradient", &Config::margin_gradient,
+     "the ArcFace margin's gradient: exact (the seed's losses.py: the target's gradient carries "
+     "sin(theta + m) / sin(theta)) or straight_through (today's CombinedMarginLoss, margin under "
+     "no_grad); CosFace is the same either way",
+     {.choices = "exact|straight_through"}},
+    {"classifier_precision", &Config::classifier_precision,
+     "with fp16 = true: fp16 runs the classifier's three GEMMs on f16 operands (pfc's speed "
+     "choice); fp32 keeps the classifier in fp32 as both arcface_torch versions do. With fp16 = "
+     "false everything is fp32",
+     {.choices = "fp16|fp32"}},
     {"device", &Config::device,
      "where to compute; \"meta\" plans the run instead (pfc plan): memory, arithmetic, bound",
      {.choices = "cpu|cuda|meta"}},

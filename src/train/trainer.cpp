@@ -156,9 +156,12 @@ class TrainingRun {
     o.method = parse_pfc_method(cfg.method);
     o.seed = static_cast<std::uint64_t>(cfg.seed);
     // On both backends, so that a CPU run computes the classifier as the GPU does.
-    o.gemm_operands = cfg.fp16 ? DType::f16 : DType::f32;
+    o.gemm_operands =
+        cfg.fp16 && cfg.classifier_precision == "fp16" ? DType::f16 : DType::f32;
     o.interclass_filtering_threshold = cfg.interclass_filtering_threshold;
     o.optimizer = optimizer_settings(cfg);
+    o.classifier_update = parse_classifier_update(cfg.classifier_update);
+    o.margin_gradient = parse_margin_gradient(cfg.margin_gradient);
     return o;
   }
 

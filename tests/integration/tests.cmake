@@ -10,6 +10,10 @@ pfc_script_test(integration.golden_partial_fc_mpi golden_partial_fc_mpi.sh LABEL
 pfc_script_test(integration.golden_parity golden_parity.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.golden_parity_all_ranks golden_parity.sh LABELS "integration;mpi;slow"
                 TIMEOUT 1800 ARGS all)
+pfc_script_test(integration.golden_semantics golden_semantics.sh LABELS "integration;mpi"
+                TIMEOUT 1200)
+pfc_script_test(integration.golden_semantics_all_ranks golden_semantics.sh
+                LABELS "integration;mpi;slow" TIMEOUT 3600 ARGS all)
 pfc_script_test(integration.train_smoke train_smoke.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_resume train_resume.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.train_resume_mbf train_resume_mbf.sh LABELS "integration;mpi"
@@ -41,3 +45,4 @@ set_tests_properties(integration.kill_resume_33 PROPERTIES ENVIRONMENT
 set_tests_properties(integration.learning_verification PROPERTIES COST 320)
 set_tests_properties(integration.golden_partial_fc_mpi PROPERTIES COST 135)
 set_tests_properties(integration.golden_parity PROPERTIES COST 95)
+set_tests_properties(integration.golden_semantics PROPERTIES COST 150)

@@ -404,6 +404,76 @@ config.val_targets = ["lfw", "cfp_fp", "agedb_30"]
   EXPECT_EQ(old_style.lr_schedule, "step");
 }
 
+// arcface_torch's wf42m_pfc0008_32gpu_r100.py as it is: sample_rate 0 (PartialFC_V2's
+// positives only), CosFace, 32 GPUs of batch 512.
+TEST_F(ArcfaceConfig, PositivesOnlyConfigLoads) {
+  const fs::path file = write("wf42m_pfc0008_32gpu_r100.py", R"(from easydict import EasyDict as edict
+
+# make training faster
+# our RAM is 256G
+# mount -t tmpfs -o size=140G  tmpfs /train_tmp
+
+config = edict()
+config.margin_list = (1.0, 0.0, 0.4)
+config.network = "r100"
+config.resume = False
+config.output = None
+config.embedding_size = 512
+config.sample_rate = 0
+config.fp16 = True
+config.momentum = 0.9
+config.weight_decay = 5e-4
+config.batch_size = 512
+config.lr = 0.4
+config.verbose = 2000
+config.dali = False
+
+config.rec = "/train_tmp/WebFace42M"
+config.num_classes = 2059906
+config.num_image = 42474557
+config.num_epoch = 20
+config.warmup_epoch = config.num_epoch // 10
+config.val_targets = ["lfw", "cfp_fp", "agedb_30"]
+)");
+  const Config cfg = load_config(file.string(), {});
+  EXPECT_EQ(cfg.sample_rate, 0.0);
+  EXPECT_EQ(cfg.method, "pfc");
+  EXPECT_EQ(cfg.network, "r100");
+  EXPECT_EQ(cfg.margin_list, (std::array<double, 3>{1.0, 0.0, 0.4}));
+  EXPECT_EQ(cfg.batch_size, 512);
+  EXPECT_EQ(cfg.num_classes, 2059906);
+  EXPECT_DOUBLE_EQ(cfg.warmup_epoch, 2.0);
+  EXPECT_EQ(cfg.output, "work_dirs/wf42m_pfc0008_32gpu_r100");
+  // train_v2.py's classifier.
+  EXPECT_EQ(cfg.classifier_update, "dense");
+  EXPECT_EQ(cfg.margin_gradient, "straight_through");
+  EXPECT_EQ(cfg.classifier_precision, "fp32");
+}
+
+// An imported config takes today's classifier (PartialFC_V2, CombinedMarginLoss, fp32) unless
+// the file or an override chooses otherwise.
+TEST_F(ArcfaceConfig, TodaysClassifierUnlessChosen) {
+  const fs::path plain = write("ms1mv3_r50_like.py", with_header("config.num_classes = 1000\n"));
+  const Config v2 = load_config(plain.string(), {});
+  EXPECT_EQ(v2.classifier_update, "dense");
+  EXPECT_EQ(v2.margin_gradient, "straight_through");
+  EXPECT_EQ(v2.classifier_precision, "fp32");
+  const Config overridden =
+      load_config(plain.string(), {"classifier_update=sampled", "margin_gradient=exact"});
+  EXPECT_EQ(overridden.classifier_update, "sampled");
+  EXPECT_EQ(overridden.margin_gradient, "exact");
+
+  const fs::path chosen = write("seed_like.py", with_header(R"(
+config.classifier_update = "sampled"
+config.classifier_precision = "fp16"
+config.num_classes = 1000
+)"));
+  const Config seed = load_config(chosen.string(), {});
+  EXPECT_EQ(seed.classifier_update, "sampled");
+  EXPECT_EQ(seed.margin_gradient, "straight_through");
+  EXPECT_EQ(seed.classifier_precision, "fp16");
+}
+
 TEST_F(ArcfaceConfig, MobileFaceNetAtAnotherImageSizeIsRefused) {
   const fs::path file = write("mbf_96.py", with_header(R"(
 config.network = "mbf"

@@ -2,8 +2,10 @@
 // shrinks by lr * wd before the step, the gradient is left alone), and both moments are
 // bias-corrected by the update's number t. Zero moments make the first step as PyTorch's
 // lazily created state does. The row variant updates only the sampled class centres of a
-// PartialFC shard, whose moments travel with them.
+// PartialFC shard, whose moments travel with them; the sparse-gradient variant updates every
+// row as if the gradient were dense and zero off the sampled rows (PartialFC_V2).
 #include <cmath>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
@@ -63,6 +65,28 @@ void CpuBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor
     for (std::int64_t i = 0; i < index.numel(); ++i) {
       const std::int64_t r = idx[i] * d;
       s.apply(d, w.data<T>() + r, g.data<T>() + i * d, m.data<T>() + r, v.data<T>() + r);
+    }
+  });
+}
+
+void CpuBackend::adamw_update_sparse_grad(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                          const Tensor& g, const AdamWParams& p) {
+  const char* op = "adamw_update_sparse_grad";
+  const AdamWFactors f = adamw_factors(p, op);
+  operand_check::adamw_update_sparse_grad(rules_, w, m, v, index, g);
+  const std::int64_t* idx = cpu::checked_sorted_indices(index, w.dim(0), op);
+  cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
+    using T = decltype(tag);
+    const AdamWStep<T> s(p, f);
+    const std::int64_t d = w.dim(1);
+    // A row without a gradient takes a zero one: the very arithmetic of a dense zero gradient.
+    const std::vector<T> zero(static_cast<std::size_t>(d), T(0));
+    std::int64_t next = 0;
+    for (std::int64_t row = 0; row < w.dim(0); ++row) {
+      const bool sampled = next < index.numel() && idx[next] == row;
+      const T* gr = sampled ? g.data<T>() + next++ * d : zero.data();
+      const std::int64_t r = row * d;
+      s.apply(d, w.data<T>() + r, gr, m.data<T>() + r, v.data<T>() + r);
     }
   });
 }

@@ -1,7 +1,8 @@
 // CPU pieces of the PartialFC head: L2 normalisation of embeddings and class centres, row
 // gather/scatter of sampled centres, and the margin softmax split into the steps between
 // which the ranks all-reduce (row max, then row sum), with arcface_torch's optional
-// inter-class filtering of negatives before it. Row reductions accumulate in double.
+// inter-class filtering of negatives before it and the exact margin gradient (the seed's)
+// after it. Row reductions accumulate in double.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/margin_derivative.h"
 #include "backend/operand_checks.h"
 
 namespace pfc {
@@ -217,6 +219,43 @@ void CpuBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
     const std::uint8_t* pk = keep.data<std::uint8_t>();
     for (std::int64_t i = 0; i < grad.numel(); ++i)
       if (pk[i] == 0) pg[i] = T(0);
+  });
+}
+
+void CpuBackend::margin_gradient_factor(const Tensor& cos, const Tensor& local_label,
+                                        const MarginParams& margin, Tensor& factor) {
+  const char* op = "margin_gradient_factor";
+  operand_check::margin_gradient_factor(rules_, cos, local_label, factor);
+  const std::int64_t rows = cos.dim(0), classes = cos.dim(1);
+  const std::int64_t* label = checked_labels(local_label, rows, classes, op);
+  cpu::dispatch_float(cos.dtype(), op, "cos", [&](auto tag) {
+    using T = decltype(tag);
+    const T* pc = cos.data<T>();
+    T* pf = factor.data<T>();
+    for (std::int64_t b = 0; b < rows; ++b) {
+      if (label[b] < 0) {
+        pf[b] = T(1);
+        continue;
+      }
+      // Clamped as margin_logits clamps it (a NaN stays NaN).
+      const double c = std::clamp(static_cast<double>(pc[b * classes + label[b]]), -1.0, 1.0);
+      pf[b] = static_cast<T>(margin_derivative(c, margin.m1, margin.m2));
+    }
+  });
+}
+
+void CpuBackend::scale_target_column(Tensor& grad, const Tensor& local_label,
+                                     const Tensor& factor) {
+  const char* op = "scale_target_column";
+  operand_check::scale_target_column(rules_, grad, local_label, factor);
+  const std::int64_t rows = grad.dim(0), classes = grad.dim(1);
+  const std::int64_t* label = checked_labels(local_label, rows, classes, op);
+  cpu::dispatch_float(grad.dtype(), op, "grad", [&](auto tag) {
+    using T = decltype(tag);
+    T* pg = grad.data<T>();
+    const T* pf = factor.data<T>();
+    for (std::int64_t b = 0; b < rows; ++b)
+      if (label[b] >= 0) pg[b * classes + label[b]] *= pf[b];
   });
 }
 

@@ -2,6 +2,8 @@
 // Nesterov): g' = g + wd * w; m = mu * m + g'; w -= lr * m. A zero momentum buffer makes the
 // first step m = g', as PyTorch's lazily created buffer does. The row variant updates only
 // the sampled class centres of a PartialFC shard.
+#include <vector>
+
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
@@ -44,6 +46,27 @@ void CpuBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, cons
     for (std::int64_t i = 0; i < index.numel(); ++i)
       update(d, pw + idx[i] * d, pg + i * d, pm + idx[i] * d, static_cast<T>(lr),
              static_cast<T>(momentum), static_cast<T>(weight_decay));
+  });
+}
+
+void CpuBackend::sgd_update_sparse_grad(Tensor& w, Tensor& m, const Tensor& index,
+                                        const Tensor& g, double lr, double momentum,
+                                        double weight_decay) {
+  const char* op = "sgd_update_sparse_grad";
+  operand_check::sgd_update_sparse_grad(rules_, w, m, index, g);
+  const std::int64_t* idx = cpu::checked_sorted_indices(index, w.dim(0), op);
+  cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
+    using T = decltype(tag);
+    const std::int64_t d = w.dim(1);
+    // A row without a gradient takes a zero one: the very arithmetic of a dense zero gradient.
+    const std::vector<T> zero(static_cast<std::size_t>(d), T(0));
+    std::int64_t next = 0;
+    for (std::int64_t r = 0; r < w.dim(0); ++r) {
+      const bool sampled = next < index.numel() && idx[next] == r;
+      const T* gr = sampled ? g.data<T>() + next++ * d : zero.data();
+      update(d, w.data<T>() + r * d, gr, m.data<T>() + r * d, static_cast<T>(lr),
+             static_cast<T>(momentum), static_cast<T>(weight_decay));
+    }
   });
 }
 
