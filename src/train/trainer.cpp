@@ -253,7 +253,7 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
   VerificationCallback verification(cfg, comm, leader);
   const std::filesystem::path output(cfg.output);
   const std::filesystem::path ckpt_root = checkpoint_root(cfg.output);
-  const std::string metrics_path = (output / "metrics.h5").string();
+  const std::string metrics_path = (output / kMetricsFile).string();
   if (leader) std::filesystem::create_directories(output);
   comm.barrier();
   if (leader && !start.reason.empty()) spdlog::info("{}", start.reason);
