@@ -31,7 +31,7 @@ foreach(name output_guard resume_mismatch checkpoint_damage dataset_integrity
   pfc_script_test(integration.${name} ${name}.sh LABELS "integration;mpi" TIMEOUT 600)
 endforeach()
 # Nothing that is not pfc's own is replaced, and what is wrong is said before the work.
-foreach(name pack_outputs embed_outputs outcome_file)
+foreach(name pack_outputs embed_outputs outcome_file report_links)
   pfc_script_test(integration.${name} ${name}.sh LABELS integration TIMEOUT 600)
 endforeach()
 # The kill -9 property at full length: 33 trials.
