@@ -282,8 +282,11 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
           read_first_readable(comm, start.candidates, run->checkpoint_request(), leader);
       run->restore(resumed);
       resumed_step = run->step();
-      if (leader)
+      if (leader) {
         spdlog::info("resumed from {} at step {}", resumed.info.path.string(), run->step());
+        if (const std::string changed = describe_changed_keys(resumed, cfg); !changed.empty())
+          spdlog::warn("{}", changed);
+      }
       // Checkpoints of this step and later ones may then replace what `latest` named.
       if (leader && own_checkpoint && resumed.latest_outdated)
         replace_file_atomically(ckpt_root / "latest", resumed.info.path.filename().string() +

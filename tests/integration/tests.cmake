@@ -34,6 +34,9 @@ endforeach()
 foreach(name pack_outputs embed_outputs outcome_file report_links)
   pfc_script_test(integration.${name} ${name}.sh LABELS integration TIMEOUT 600)
 endforeach()
+foreach(name resume_changed_keys)
+  pfc_script_test(integration.${name} ${name}.sh LABELS "integration;mpi" TIMEOUT 600)
+endforeach()
 # The kill -9 property at full length: 33 trials.
 pfc_script_test(integration.kill_resume_33 kill_resume.sh LABELS "integration;mpi;slow"
                 TIMEOUT 1800)
