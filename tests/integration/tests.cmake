@@ -34,7 +34,7 @@ endforeach()
 foreach(name pack_outputs embed_outputs outcome_file report_links)
   pfc_script_test(integration.${name} ${name}.sh LABELS integration TIMEOUT 600)
 endforeach()
-foreach(name resume_changed_keys)
+foreach(name resume_changed_keys train_sbatch_outside_slurm)
   pfc_script_test(integration.${name} ${name}.sh LABELS "integration;mpi" TIMEOUT 600)
 endforeach()
 # The kill -9 property at full length: 33 trials.
