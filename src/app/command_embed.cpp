@@ -7,8 +7,9 @@
 //   /issame           [n / 2] u8: the pair labels (a verification .bin; pair p = rows 2p, 2p+1)
 //   attributes of /: checkpoint, step, network, input, flip, image_size, embedding_size
 // INPUT is one .bin file, one dataset folder (train.rec + train.idx), or image files and
-// folders of them. The file is written under a temporary name and renamed when complete, so
-// an earlier one is replaced only by a whole one.
+// folders of them. The file is written under a temporary name and renamed when complete
+// (io/staged_file.h), so an earlier one is replaced only by a whole one; an output that is one
+// of the command's inputs (io/output_path.h) is refused before anything is read.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <mpi.h>
@@ -22,9 +23,11 @@
 #include "eval/embedding_extractor.h"
 #include "eval/open_backbone.h"
 #include "eval/image_progress.h"
-#include "io/durable_file.h"
+#include "io/checkpoint_layout.h"
 #include "io/hdf5.h"
 #include "io/hdf5_row_datasets.h"
+#include "io/output_path.h"
+#include "io/staged_file.h"
 
 namespace pfc {
 
@@ -43,6 +46,14 @@ struct EmbedOptions {
 };
 
 enum class InputKind { bin, dataset, files };
+
+// What the output must not be: the inputs, and the run the checkpoint belongs to (its
+// checkpoints, metrics.h5, training.log).
+std::vector<fs::path> protected_inputs(const EmbedOptions& options) {
+  std::vector<fs::path> inputs(options.inputs.begin(), options.inputs.end());
+  for (fs::path& file : run_files_of(options.checkpoint)) inputs.push_back(std::move(file));
+  return inputs;
+}
 
 InputKind input_kind(const std::vector<std::string>& inputs) {
   const bool one = inputs.size() == 1;
@@ -65,9 +76,7 @@ int run_embed(const EmbedOptions& options) {
                                  world_size));
   if (options.fp16 && options.device != "cuda")
     throw UsageError("--fp16 needs --device cuda (the CPU backend computes in f32)");
-  if (fs::is_directory(options.output))
-    throw UsageError(fmt::format("--output '{}' is a folder; name the .h5 file to write",
-                                 options.output));
+  check_output_path(options.output, "--output", protected_inputs(options));
 
   const InputKind kind = input_kind(options.inputs);
   std::unique_ptr<Backend> backend =
@@ -102,9 +111,9 @@ int run_embed(const EmbedOptions& options) {
                opened.checkpoint.path.string(), opened.checkpoint.step, backbone.describe(),
                backend->name());
 
-  const fs::path temporary = options.output + ".tmp";
+  StagedFile staged(options.output);
   {
-    h5::File file(temporary.string(), h5::Mode::create_truncate);
+    h5::File file(staged.temporary().string(), h5::Mode::create_truncate);
     const hid_t id = file.id();
     const std::int64_t emb = backbone.embedding_size();
     h5::create_appendable(id, "/embeddings", DType::f32, emb);
@@ -151,9 +160,9 @@ int run_embed(const EmbedOptions& options) {
     h5::write_attribute(id, "/", "image_size", s);
     h5::write_attribute(id, "/", "embedding_size", emb);
     h5::write_attribute(id, "/", "pfc_version", std::string(PFC_VERSION));
-    file.flush();
+    file.close();
   }
-  rename_durably(temporary, options.output);
+  commit_staged_files({&staged});
   fmt::print("wrote {} embeddings of {} values to {}\n", n, backbone.embedding_size(),
              options.output);
   return kExitOk;

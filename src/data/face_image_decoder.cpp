@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <turbojpeg.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "core/error.h"
 
@@ -79,6 +81,19 @@ bool FaceImageDecoder::decode(std::span<const std::uint8_t> jpeg, bool flip, flo
     }
   }
   return true;
+}
+
+std::span<const std::string_view> decodable_image_extensions() {
+  static constexpr std::array<std::string_view, 2> kExtensions = {".jpg", ".jpeg"};
+  return kExtensions;
+}
+
+bool is_decodable_image_name(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const auto known = decodable_image_extensions();
+  return std::find(known.begin(), known.end(), ext) != known.end();
 }
 
 }  // namespace pfc

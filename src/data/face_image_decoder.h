@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pfc {
@@ -34,5 +36,11 @@ class FaceImageDecoder {
   std::int64_t image_size_;
   std::vector<std::uint8_t> rgb_;
 };
+
+// The file name extensions (lower case, with the dot) of the formats FaceImageDecoder reads:
+// what pfc pack and pfc embed take from a folder.
+std::span<const std::string_view> decodable_image_extensions();
+// Whether a file's extension, in any case, is one of them.
+bool is_decodable_image_name(const std::filesystem::path& path);
 
 }  // namespace pfc

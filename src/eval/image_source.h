@@ -56,8 +56,9 @@ class RecordImageSource final : public ImageSource {
   std::vector<std::int64_t> labels_;
 };
 
-// JPEG files, given one by one or as folders searched recursively (*.jpg, *.jpeg, any case;
-// each folder's files in sorted order), in the order given.
+// Image files, given one by one or as folders searched recursively (the extensions the decoder
+// reads, any case: data/face_image_decoder.h; each folder's files in sorted order), in the
+// order given. What else a folder holds is skipped, with a warning that counts it by extension.
 class FileImageSource final : public ImageSource {
  public:
   FileImageSource(const std::vector<std::string>& paths, std::int64_t image_size);

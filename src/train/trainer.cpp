@@ -256,7 +256,7 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
   VerificationCallback verification(cfg, comm, leader);
   const std::filesystem::path output(cfg.output);
   const std::filesystem::path ckpt_root = checkpoint_root(cfg.output);
-  const std::string metrics_path = (output / "metrics.h5").string();
+  const std::string metrics_path = (output / kMetricsFile).string();
   if (leader) std::filesystem::create_directories(output);
   comm.barrier();
   if (leader && !start.reason.empty()) spdlog::info("{}", start.reason);
@@ -285,8 +285,11 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
           read_first_readable(comm, start.candidates, run->checkpoint_request(), leader);
       run->restore(resumed);
       resumed_step = run->step();
-      if (leader)
+      if (leader) {
         spdlog::info("resumed from {} at step {}", resumed.info.path.string(), run->step());
+        if (const std::string changed = describe_changed_keys(resumed, cfg); !changed.empty())
+          spdlog::warn("{}", changed);
+      }
       // Checkpoints of this step and later ones may then replace what `latest` named.
       if (leader && own_checkpoint && resumed.latest_outdated)
         replace_file_atomically(ckpt_root / "latest", resumed.info.path.filename().string() +

@@ -560,12 +560,12 @@ planned_vs_measured() {
   wait
   for name in "${names[@]}"; do
     log=$WORK/planned_$name.log
-    if [[ ! -f $WORK/planned_$name/metrics.h5 ]]; then
+    if [[ ! -f $WORK/planned_$name/plan/metrics.h5 ]]; then
       echo "$name | plan failed: $(tail -n 1 "$log")"
       continue
     fi
     read -r status sps peak device _ <<<"$(run_figures "$WORK/$name")"
-    read -r p_status p_sps p_peak p_device _ <<<"$(run_figures "$WORK/planned_$name")"
+    read -r p_status p_sps p_peak p_device _ <<<"$(run_figures "$WORK/planned_$name/plan")"
     need=$(sed -n 's/^  \(fits\|does not fit\): needs \([0-9.]*\) GiB.*/\2/p' "$log")
     echo "$name | $peak | $need (exact $p_peak) | $device | $p_device"
   done

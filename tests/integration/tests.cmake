@@ -35,6 +35,13 @@ foreach(name output_guard resume_mismatch checkpoint_damage dataset_integrity
         file_system_failures collective_timeout stop_signals kill_resume)
   pfc_script_test(integration.${name} ${name}.sh LABELS "integration;mpi" TIMEOUT 600)
 endforeach()
+# Nothing that is not pfc's own is replaced, and what is wrong is said before the work.
+foreach(name pack_outputs embed_outputs outcome_file report_links)
+  pfc_script_test(integration.${name} ${name}.sh LABELS integration TIMEOUT 600)
+endforeach()
+foreach(name resume_changed_keys train_sbatch_outside_slurm)
+  pfc_script_test(integration.${name} ${name}.sh LABELS "integration;mpi" TIMEOUT 600)
+endforeach()
 # The kill -9 property at full length: 33 trials.
 pfc_script_test(integration.kill_resume_33 kill_resume.sh LABELS "integration;mpi;slow"
                 TIMEOUT 1800)
