@@ -63,6 +63,7 @@ struct Config {
   std::int64_t keep_checkpoints = 2;
   ResumeMode resume = ResumeMode::off;
   std::string resume_from;  // a checkpoint folder (or a run's output folder) to start from
+  std::string pretrained;   // a new run's backbone: a pfc run, a model.pt or an ONNX model
   std::int64_t data_workers = 4;
   std::int64_t divergence_steps = 3;  // stop as diverged after this many non-finite losses
   double collective_timeout_s = 1800.0;  // a collective waiting longer ends the run; 0: never

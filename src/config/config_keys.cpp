@@ -144,6 +144,12 @@ const ConfigKey kKeys[] = {
     {"resume_from", &Config::resume_from,
      "start a new run in `output` from this checkpoint: a step_NNNNNNN folder, or a run's output "
      "folder (its latest checkpoint); on any number of ranks", {}, KeyRole::operation},
+    {"pretrained", &Config::pretrained,
+     "start a new run from this backbone, with new class centres for num_classes and a fresh "
+     "optimiser, step and schedule (fine-tuning): a pfc run or checkpoint folder, a PyTorch "
+     "model.pt (arcface_torch's torch.save of the backbone) or an ONNX model (torch2onnx.py's, "
+     "pfc export's); \"\" starts from the network's own initialisation",
+     {}, KeyRole::operation},
     {"data_workers", &Config::data_workers, "threads decoding images on each rank",
      {.min = at_least(1)}, KeyRole::operation},
     {"divergence_steps", &Config::divergence_steps,

@@ -1,7 +1,9 @@
 #include "eval/pickle_reader.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -65,7 +67,8 @@ constexpr std::size_t kNoFrame = std::numeric_limits<std::size_t>::max();
 
 class Parser {
  public:
-  explicit Parser(std::span<const std::uint8_t> data) : data_(data) {}
+  Parser(std::span<const std::uint8_t> data, const PickleVocabulary& vocabulary)
+      : data_(data), vocabulary_(vocabulary) {}
 
   PickleDocument parse() {
     if (data_.empty()) fail(0, "the file is empty, not a pickle");
@@ -82,8 +85,8 @@ class Parser {
       if (apply(code, at)) break;
     }
     if (pos_ != data_.size())
-      fail(pos_, fmt::format("{} bytes follow STOP; a verification file holds one pickle",
-                             data_.size() - pos_));
+      fail(pos_, fmt::format("{} bytes follow STOP; {} holds one pickle",
+                             data_.size() - pos_, vocabulary_.file_kind));
     return std::move(doc_);
   }
 
@@ -285,19 +288,197 @@ class Parser {
       default:
         break;
     }
+    if (vocabulary_.objects && apply_object(code, at)) return false;
     const OpcodeName* op = find_opcode(code);
     if (op == nullptr) fail(at, fmt::format("{} is not a pickle opcode", opcode_label(code)));
     if (op->runs_code)
       fail(at, fmt::format("opcode {} is refused: it makes the reader import or call code, "
-                           "which pfc never does; a verification file holds only byte "
-                           "strings, booleans, lists and tuples",
-                           opcode_label(code)));
-    fail(at, fmt::format("opcode {} is refused: a verification file holds only byte strings, "
-                         "booleans, lists and tuples",
-                         opcode_label(code)));
+                           "which pfc never does; {} holds only {}",
+                           opcode_label(code), vocabulary_.file_kind, vocabulary_.contents));
+    fail(at, fmt::format("opcode {} is refused: {} holds only {}", opcode_label(code),
+                         vocabulary_.file_kind, vocabulary_.contents));
+  }
+
+  // The opcodes of PickleVocabulary::objects, globals and persistent_ids; false for one the
+  // vocabulary lacks (refused by the caller).
+  bool apply_object(std::uint8_t code, std::size_t at) {
+    using Kind = PickleObject::Kind;
+    const bool calls = !vocabulary_.globals.empty();
+    switch (code) {
+      case 'N': {  // NONE
+        PickleObject o;
+        o.kind = Kind::none;
+        stack_.push_back(add(std::move(o)));
+        return true;
+      }
+      case 'K':  // BININT1
+        push_integer(static_cast<std::int64_t>(little_endian(1, at, "BININT1's value")));
+        return true;
+      case 'M':  // BININT2
+        push_integer(static_cast<std::int64_t>(little_endian(2, at, "BININT2's value")));
+        return true;
+      case 'J':  // BININT: signed
+        push_integer(static_cast<std::int32_t>(little_endian(4, at, "BININT's value")));
+        return true;
+      case 0x8a: {  // LONG1: a two's-complement integer of n bytes
+        const std::uint64_t n = little_endian(1, at, "LONG1's length");
+        if (n > 8) fail(at, fmt::format("LONG1 of {} bytes: pfc reads integers of 64 bits", n));
+        std::uint64_t v = n == 0 ? 0 : little_endian(n, at, "LONG1's value");
+        if (n > 0 && n < 8 && (v >> (8 * n - 1)) != 0) v |= ~std::uint64_t{0} << (8 * n);
+        push_integer(static_cast<std::int64_t>(v));
+        return true;
+      }
+      case 0x8c:  // SHORT_BINUNICODE
+        push_text(little_endian(1, at, "SHORT_BINUNICODE's length"), at);
+        return true;
+      case 'X':  // BINUNICODE
+        push_text(little_endian(4, at, "BINUNICODE's length"), at);
+        return true;
+      case 0x8d:  // BINUNICODE8
+        push_text(little_endian(8, at, "BINUNICODE8's length"), at);
+        return true;
+      case '}':  // EMPTY_DICT
+        push_dict({});
+        return true;
+      case 'd':  // DICT
+        push_dict(pop_to_mark(at, code));
+        return true;
+      case 's': {  // SETITEM
+        const std::vector<std::size_t> pair = pop_items(2, at, code);
+        set_items(pair, at, code);
+        return true;
+      }
+      case 'u': {  // SETITEMS
+        const std::vector<std::size_t> pairs = pop_to_mark(at, code);
+        set_items(pairs, at, code);
+        return true;
+      }
+      case 'c': {  // GLOBAL: "module\nname\n"
+        if (!calls) return false;
+        const std::string module = line(at, "GLOBAL's module");
+        push_global(module, line(at, "GLOBAL's name"), at, code);
+        return true;
+      }
+      case 0x93: {  // STACK_GLOBAL
+        if (!calls) return false;
+        const std::vector<std::size_t> names = pop_items(2, at, code);
+        const PickleObject& module = doc_.objects[names[0]];
+        const PickleObject& name = doc_.objects[names[1]];
+        if (module.kind != Kind::text || name.kind != Kind::text)
+          fail(at, fmt::format("STACK_GLOBAL of {} and {}, not two texts",
+                               describe_pickle_object(module), describe_pickle_object(name)));
+        push_global(module.text, name.text, at, code);
+        return true;
+      }
+      case 'R': {  // REDUCE: recorded, never made
+        if (!calls) return false;
+        const std::vector<std::size_t> call = pop_items(2, at, code);
+        const PickleObject& callable = doc_.objects[call[0]];
+        const PickleObject& arguments = doc_.objects[call[1]];
+        if (callable.kind != Kind::global || arguments.kind != Kind::tuple)
+          fail(at, fmt::format("REDUCE of {} with {}: only a named global with a tuple of "
+                               "arguments is read",
+                               describe_pickle_object(callable),
+                               describe_pickle_object(arguments)));
+        PickleObject o;
+        o.kind = Kind::call;
+        o.items = call;
+        stack_.push_back(add(std::move(o)));
+        return true;
+      }
+      case 'b': {  // BUILD: the state is kept beside the call's result
+        if (!calls) return false;
+        const std::size_t state = pop_items(1, at, code)[0];
+        need(1, at, code);
+        PickleObject& target = doc_.objects[stack_.back()];
+        if (target.kind != Kind::call || target.state)
+          fail(at, fmt::format("BUILD on {}: only the result of a REDUCE takes a state, once",
+                               describe_pickle_object(target)));
+        target.state = state;
+        return true;
+      }
+      case 'Q': {  // BINPERSID: the id is recorded for the caller to resolve
+        if (!vocabulary_.persistent_ids) return false;
+        PickleObject o;
+        o.kind = Kind::persistent_id;
+        o.items = pop_items(1, at, code);
+        stack_.push_back(add(std::move(o)));
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  void push_integer(std::int64_t value) {
+    PickleObject o;
+    o.kind = PickleObject::Kind::integer;
+    o.integer = value;
+    stack_.push_back(add(std::move(o)));
+  }
+
+  void push_text(std::uint64_t length, std::size_t at) {
+    if (length > data_.size() - pos_)
+      fail(at, fmt::format("a text of {} bytes but the file ends after {}: truncated", length,
+                           data_.size() - pos_));
+    const auto size = static_cast<std::size_t>(length);
+    const std::uint8_t* p = take(size, at, "a text");
+    PickleObject o;
+    o.kind = PickleObject::Kind::text;
+    o.text.assign(reinterpret_cast<const char*>(p), size);
+    stack_.push_back(add(std::move(o)));
+  }
+
+  // GLOBAL's arguments: text up to a newline.
+  std::string line(std::size_t at, const char* what) {
+    std::string text;
+    while (true) {
+      const char c = static_cast<char>(take(1, at, what)[0]);
+      if (c == '\n') return text;
+      if (text.size() >= 256)
+        fail(at, fmt::format("{} runs past 256 bytes without a newline", what));
+      text += c;
+    }
+  }
+
+  void push_global(const std::string& module, const std::string& name, std::size_t at,
+                   std::uint8_t code) {
+    const std::string full = module + "." + name;
+    const auto& allowed = vocabulary_.globals;
+    if (std::find(allowed.begin(), allowed.end(), full) == allowed.end())
+      fail(at, fmt::format("{} '{}' is refused: {} names only {}; pfc never imports or runs "
+                           "what a pickle names",
+                           opcode_label(code), full, vocabulary_.file_kind,
+                           fmt::join(allowed, ", ")));
+    PickleObject o;
+    o.kind = PickleObject::Kind::global;
+    o.text = full;
+    stack_.push_back(add(std::move(o)));
+  }
+
+  void push_dict(const std::vector<std::size_t>& pairs) {
+    PickleObject o;
+    o.kind = PickleObject::Kind::dict;
+    stack_.push_back(add(std::move(o)));
+    set_items(pairs, 0, 'd');
+  }
+
+  // Sets key, value, key, value, ... on the dict (or OrderedDict) on top of the stack.
+  void set_items(const std::vector<std::size_t>& pairs, std::size_t at, std::uint8_t code) {
+    if (pairs.size() % 2 != 0)
+      fail(at, fmt::format("{} with {} objects, not key-value pairs", opcode_label(code),
+                           pairs.size()));
+    need(1, at, code);
+    PickleObject& target = doc_.objects[stack_.back()];
+    if (target.kind != PickleObject::Kind::dict && target.kind != PickleObject::Kind::call)
+      fail(at, fmt::format("{} sets items of {}, not a dict", opcode_label(code),
+                           describe_pickle_object(target)));
+    for (std::size_t i = 0; i < pairs.size(); i += 2)
+      target.entries.emplace_back(pairs[i], pairs[i + 1]);
   }
 
   std::span<const std::uint8_t> data_;
+  const PickleVocabulary& vocabulary_;
   std::size_t pos_ = 0;
   std::size_t frame_end_ = kNoFrame;
   PickleDocument doc_;
@@ -308,7 +489,10 @@ class Parser {
 
 }  // namespace
 
-PickleDocument parse_pickle(std::span<const std::uint8_t> data) { return Parser(data).parse(); }
+PickleDocument parse_pickle(std::span<const std::uint8_t> data,
+                            const PickleVocabulary& vocabulary) {
+  return Parser(data, vocabulary).parse();
+}
 
 std::string describe_pickle_object(const PickleObject& object) {
   switch (object.kind) {
@@ -320,6 +504,20 @@ std::string describe_pickle_object(const PickleObject& object) {
       return fmt::format("a list of {}", object.items.size());
     case PickleObject::Kind::tuple:
       return fmt::format("a tuple of {}", object.items.size());
+    case PickleObject::Kind::integer:
+      return fmt::format("the integer {}", object.integer);
+    case PickleObject::Kind::none:
+      return "None";
+    case PickleObject::Kind::text:
+      return fmt::format("the text '{}'", object.text.substr(0, 64));
+    case PickleObject::Kind::dict:
+      return fmt::format("a dict of {}", object.entries.size());
+    case PickleObject::Kind::global:
+      return fmt::format("the name {}", object.text);
+    case PickleObject::Kind::call:
+      return "a call";
+    case PickleObject::Kind::persistent_id:
+      return "a persistent id";
   }
   return "an object";
 }

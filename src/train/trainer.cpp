@@ -8,6 +8,7 @@
 #include "config/validate_config.h"
 #include "core/fault_injection.h"
 #include "data/data_source.h"
+#include "eval/pretrained_backbone.h"
 #include "io/checkpoint.h"
 #include "io/checkpoint_layout.h"
 #include "io/checkpoint_reader.h"
@@ -91,7 +92,18 @@ class TrainingRun {
   std::int64_t epoch() const { return data_->position().epoch; }
   std::int64_t skipped_records() const { return data_->skipped_records(); }
 
-  void save(const std::filesystem::path& root) {
+  // A new run's backbone from cfg.pretrained instead of the network's own initialisation:
+  // the class centres, optimiser state, step and schedule stay those of a new run.
+  void take_pretrained_backbone(bool leader) {
+    const PretrainedBackbone pretrained = load_pretrained_backbone(model_, cfg_.pretrained);
+    if (!leader) return;
+    for (const std::string& note : pretrained.notes) spdlog::warn("{}", note);
+    spdlog::info("pretrained: the backbone of {} ({}); new class centres for {} classes, and "
+                 "the optimiser, step and schedule of a new run",
+                 pretrained.origin, model_.describe(), cfg_.num_classes);
+  }
+
+  CheckpointInfo save(const std::filesystem::path& root) {
     Checkpoint ckpt;
     if (comm_.rank() == 0) {
       for (const Parameter* p : model_.parameters())
@@ -122,6 +134,7 @@ class TrainingRun {
     s.config_toml = cfg_.source_text;
     const CheckpointInfo info = write_checkpoint(comm_, root, ckpt, cfg_.keep_checkpoints);
     if (comm_.rank() == 0) spdlog::info("checkpoint written: {}", info.path.string());
+    return info;
   }
 
   // The part of a checkpoint this rank restores: the backbone and its own class rows.
@@ -294,6 +307,8 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
       if (leader && own_checkpoint && resumed.latest_outdated)
         replace_file_atomically(ckpt_root / "latest", resumed.info.path.filename().string() +
                                                           "\n");
+    } else if (!cfg.pretrained.empty()) {
+      run->take_pretrained_backbone(leader);
     }
     if (leader) spdlog::info("learning rate: {}", run->schedule().base_lr_origin());
   } catch (const OutOfMemoryError& e) {
@@ -410,6 +425,18 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
   }
   result.steps_done = run->step();
   return result;
+}
+
+CheckpointInfo write_start_checkpoint(const Config& cfg, Comm& comm, Backend& backend) {
+  validate_for_world(cfg, comm.world_size());
+  // No batch is drawn, so no dataset need be at hand: the run is set up on synthetic data.
+  // The checkpoint records the config as given (source_text), and its data position, the
+  // start, is that of every data source.
+  Config setup = cfg;
+  setup.rec = "synthetic";
+  TrainingRun run(setup, comm, backend);
+  if (!cfg.pretrained.empty()) run.take_pretrained_backbone(comm.rank() == 0);
+  return run.save(checkpoint_root(cfg.output));
 }
 
 StepsMemory measure_steps(const Config& cfg, Comm& comm, Backend& backend, std::int64_t steps,

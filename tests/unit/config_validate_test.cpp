@@ -125,6 +125,10 @@ TEST(ConfigValidate, EachLimitIsReported) {
        "\"output/other\" (--set resume_from=\"output/other\") starts a new one from another "
        "checkpoint: set one of them (resume = \"auto\" does the first when `output` has a "
        "checkpoint, else the second)"},
+      {{"pretrained=\"model.pt\"", "resume_from=\"output/other\""},
+       "pretrained = \"model.pt\" (--set pretrained=\"model.pt\") starts a new run from a "
+       "backbone and resume_from = \"output/other\" (--set resume_from=\"output/other\") from a "
+       "whole checkpoint (its class centres, optimiser and step too): set one of them"},
       {{"num_classes=3", "emulate_world_size=4"},
        "num_classes = 3 (--set num_classes=3) must be at least emulate_world_size = 4 (--set "
        "emulate_world_size=4): every rank holds a shard of the classes"},

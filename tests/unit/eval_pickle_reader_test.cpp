@@ -167,6 +167,88 @@ TEST(PickleReader, RefusesOtherObjectsByName) {
   EXPECT_NE(error_of(RAW("\x80\x02\xff.")).find("not a pickle opcode"), std::string::npos);
 }
 
+// A vocabulary of objects and named globals, as the PyTorch state_dict reader gives it.
+PickleVocabulary calls_of(std::vector<std::string> globals) {
+  PickleVocabulary v;
+  v.file_kind = "a test file";
+  v.contents = "what the test allows";
+  v.objects = true;
+  v.persistent_ids = true;
+  v.globals = std::move(globals);
+  return v;
+}
+
+TEST(PickleReader, ReadsObjectsAndRecordsCallsWithoutMakingThem) {
+  // OrderedDict() filled by SETITEMS, then BUILD with a state; a persistent id of a tuple of
+  // text and integers; None; a dict; LONG1 and negative BININT.
+  const Bytes data = RAW("\x80\x02" "ccollections\nOrderedDict\nq\x00)Rq\x01("
+                         "X\x01\x00\x00\x00" "a(X\x07\x00\x00\x00" "storageK\x07M\x00\x01" "tQ"
+                         "X\x01\x00\x00\x00" "bN"
+                         "\x8c\x01" "c\x8a\x02\xff\x7f"
+                         "X\x01\x00\x00\x00" "dJ\xfe\xff\xff\xff"
+                         "u}X\x01\x00\x00\x00" "e}sb.");
+  const PickleDocument doc = parse_pickle(data, calls_of({"collections.OrderedDict"}));
+  const PickleObject& root = doc.at(doc.root);
+  ASSERT_EQ(root.kind, Kind::call);
+  EXPECT_EQ(doc.at(root.items[0]).kind, Kind::global);
+  EXPECT_EQ(doc.at(root.items[0]).text, "collections.OrderedDict");
+  EXPECT_TRUE(doc.at(root.items[1]).items.empty());
+  ASSERT_EQ(root.entries.size(), 4u);
+  EXPECT_EQ(doc.at(root.entries[0].first).text, "a");
+  const PickleObject& id = doc.at(root.entries[0].second);
+  ASSERT_EQ(id.kind, Kind::persistent_id);
+  const PickleObject& record = doc.at(id.items[0]);
+  ASSERT_EQ(record.items.size(), 3u);
+  EXPECT_EQ(doc.at(record.items[0]).text, "storage");
+  EXPECT_EQ(doc.at(record.items[1]).integer, 7);
+  EXPECT_EQ(doc.at(record.items[2]).integer, 256);
+  EXPECT_EQ(doc.at(root.entries[1].second).kind, Kind::none);
+  EXPECT_EQ(doc.at(root.entries[2].first).text, "c");
+  EXPECT_EQ(doc.at(root.entries[2].second).integer, 32767);
+  EXPECT_EQ(doc.at(root.entries[3].second).integer, -2);
+  ASSERT_TRUE(root.state);
+  const PickleObject& state = doc.at(*root.state);
+  ASSERT_EQ(state.kind, Kind::dict);
+  ASSERT_EQ(state.entries.size(), 1u);
+  EXPECT_EQ(doc.at(state.entries[0].second).kind, Kind::dict);
+}
+
+TEST(PickleReader, AGlobalOutsideTheVocabularyIsRefusedByName) {
+  const auto error = [](const Bytes& data, const PickleVocabulary& v) -> std::string {
+    try {
+      parse_pickle(data, v);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const PickleVocabulary v = calls_of({"collections.OrderedDict"});
+  const std::string why = error(RAW("\x80\x02" "cposix\nsystem\n)R."), v);
+  EXPECT_NE(why.find("GLOBAL ('c') 'posix.system' is refused"), std::string::npos) << why;
+  EXPECT_NE(why.find("a test file names only collections.OrderedDict"), std::string::npos)
+      << why;
+  const std::string stacked = error(RAW("\x80\x04\x8c\x05posix\x8c\x06system\x93)R."), v);
+  EXPECT_NE(stacked.find("STACK_GLOBAL (0x93) 'posix.system' is refused"), std::string::npos)
+      << stacked;
+  // REDUCE calls only a named global, with a tuple; BUILD applies only to a call's result.
+  EXPECT_NE(error(RAW("\x80\x02])R."), v).find("only a named global"), std::string::npos);
+  EXPECT_NE(error(RAW("\x80\x02" "ccollections\nOrderedDict\n]R."), v).find("tuple"),
+            std::string::npos);
+  EXPECT_NE(error(RAW("\x80\x02]}b."), v).find("BUILD on a list"), std::string::npos);
+  EXPECT_NE(error(RAW("\x80\x02](K\x01u."), v).find("not key-value pairs"), std::string::npos);
+  EXPECT_NE(error(RAW("\x80\x02]K\x01K\x02s."), v).find("not a dict"), std::string::npos);
+  EXPECT_NE(error(RAW("\x80\x02\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x00."), v)
+                .find("64 bits"),
+            std::string::npos);
+  // Without persistent ids in the vocabulary, BINPERSID stays refused.
+  PickleVocabulary no_ids = v;
+  no_ids.persistent_ids = false;
+  EXPECT_NE(error(RAW("\x80\x02K\x01Q."), no_ids).find("BINPERSID"), std::string::npos);
+  // And the objects of this vocabulary are no verification file's: the default refuses them.
+  EXPECT_NE(error_of(RAW("\x80\x02X\x01\x00\x00\x00" "a.")).find("BINUNICODE"),
+            std::string::npos);
+}
+
 TEST(PickleReader, RefusesWhatIsNotAProtocol2Pickle) {
   EXPECT_NE(error_of({}).find("empty"), std::string::npos);
   EXPECT_NE(error_of(RAW("(lp0\n.")).find("protocol 2 or later"), std::string::npos);
