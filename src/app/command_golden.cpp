@@ -17,6 +17,7 @@
 #include "app/golden_training.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
+#include "backend/cpu/cpu_backend.h"
 #include "config/config.h"
 
 namespace pfc {
@@ -29,6 +30,7 @@ struct GoldenOptions {
   std::string device = "cpu";
   std::string precision = "fp32";
   double tolerance = 0;  // 0: the precision's rule
+  std::string cpu_convolutions = "reference";
 };
 
 int run_golden(const GoldenOptions& options) {
@@ -45,6 +47,11 @@ int run_golden(const GoldenOptions& options) {
   GoldenFile file(options.file);
   RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"),
                                     Config().collective_timeout_s);
+  // The host comm holds nothing of the backend, so the CPU one can be swapped for the kind asked.
+  if (options.device == "cpu")
+    place.backend = std::make_unique<CpuBackend>(options.cpu_convolutions == "onednn"
+                                                     ? CpuConvolutions::onednn
+                                                     : CpuConvolutions::reference);
   Comm& comm = *place.comm;
   Backend& backend = *place.backend;
   const bool report = comm.rank() == 0;
@@ -108,6 +115,12 @@ CommandRunner add_golden_command(CLI::App& app) {
                   "the median of our error / arcface_torch's at most 1; fp64 (cpu only; "
                   "everything f64): within 1e-10 of exact; fp16 (cuda only): within 1e-2")
       ->check(CLI::IsMember({"fp32", "fp16", "fp64"}));
+  cmd->add_option("--cpu-convolutions", options->cpu_convolutions,
+                  "f32 convolutions on the CPU: reference (the forward pass accumulated in f64, "
+                  "as exact as the fp32 rule asks) or onednn (what training runs: f32 "
+                  "accumulation, faster)")
+      ->check(CLI::IsMember({"reference", "onednn"}))
+      ->capture_default_str();
   cmd->add_option("--tolerance", options->tolerance,
                   "replaces the per-tensor bound of the precision's rule (the fp32 median "
                   "rule still applies); a positive number")
