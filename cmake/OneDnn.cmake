@@ -11,7 +11,7 @@
 find_package(OpenMP REQUIRED COMPONENTS CXX)
 
 set(PFC_HAVE_ONEDNN OFF)
-set(PFC_ONEDNN_STATUS "not looked for (PFC_ONEDNN=OFF)")
+set(PFC_ONEDNN_STATUS "off (PFC_ONEDNN=OFF): the CPU convolutions run on the reference loops")
 if(NOT PFC_ONEDNN STREQUAL "OFF")
   set(roots ${DNNL_ROOT} ${ONEDNN_ROOT} $ENV{DNNL_ROOT} $ENV{ONEDNN_ROOT} $ENV{DNNLROOT}
             $ENV{EBROOTONEDNN})
