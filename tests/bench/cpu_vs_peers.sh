@@ -43,7 +43,7 @@ pfc_train() {  # pfc_train DEPTH BATCH LAYOUT: samples/s (steady state, all rank
     --set num_classes=$classes --set method=\"pfc\" --set sample_rate=1.0 --set fp16=false \
     --set steps=$((warmup + steps)) --set frequent=1 --set checkpoint_every=-1 \
     --set output=\""$out"\" >"$out.log" 2>&1 || { tail -5 "$out.log" >&2; echo 0; return; }
-  python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r'); import numpy as np; \
+  /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r'); import numpy as np; \
 s=f['steps/samples_per_s'][:]; print(f'{np.median(s[$warmup:]):.3f}')" "$out/metrics.h5"
 }
 
