@@ -29,6 +29,11 @@ fi
 if [[ -n ${SLURM_CPUS_PER_TASK:-} && -z ${SRUN_CPUS_PER_TASK:-} ]]; then
   export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK
 fi
+# Each rank computes on OMP_NUM_THREADS threads (oneDNN's and pfc's CPU loops): one per CPU
+# Slurm gave the task, unless the job says otherwise.
+if [[ -n ${SLURM_CPUS_PER_TASK:-} && -z ${OMP_NUM_THREADS:-} ]]; then
+  export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK
+fi
 
 step_launcher=(srun --mpi="${PFC_SRUN_MPI:-pmix}" --kill-on-bad-exit=1)
 read -r -a step_extra_args <<<"${PFC_SRUN_ARGS:-}"

@@ -18,6 +18,7 @@
 #include "app/golden_training.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
+#include "backend/cpu/cpu_backend.h"
 #include "config/config.h"
 
 namespace pfc {
@@ -34,6 +35,7 @@ struct GoldenOptions {
   // other one. Empty: the case's.
   std::string classifier_update;
   std::string margin_gradient;
+  std::string cpu_convolutions = "reference";
 };
 
 int run_golden(const GoldenOptions& options) {
@@ -50,6 +52,11 @@ int run_golden(const GoldenOptions& options) {
   GoldenFile file(options.file);
   RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"),
                                     Config().collective_timeout_s);
+  // The host comm holds nothing of the backend, so the CPU one can be swapped for the kind asked.
+  if (options.device == "cpu")
+    place.backend = std::make_unique<CpuBackend>(options.cpu_convolutions == "onednn"
+                                                     ? CpuConvolutions::onednn
+                                                     : CpuConvolutions::reference);
   Comm& comm = *place.comm;
   Backend& backend = *place.backend;
   const bool report = comm.rank() == 0;
@@ -126,6 +133,12 @@ CommandRunner add_golden_command(CLI::App& app) {
                   "run the cases under this margin gradient instead of their own (exact: the "
                   "seed's; straight_through: today's)")
       ->check(CLI::IsMember({"exact", "straight_through"}));
+  cmd->add_option("--cpu-convolutions", options->cpu_convolutions,
+                  "f32 convolutions on the CPU: reference (the forward pass accumulated in f64, "
+                  "as exact as the fp32 rule asks) or onednn (what training runs: f32 "
+                  "accumulation, faster)")
+      ->check(CLI::IsMember({"reference", "onednn"}))
+      ->capture_default_str();
   cmd->add_option("--tolerance", options->tolerance,
                   "replaces the per-tensor bound of the precision's rule (the fp32 median "
                   "rule still applies); a positive number")

@@ -5,6 +5,7 @@
 
 #include "app/commands.h"
 #include "app/process_context.h"
+#include "app/thread_layout.h"
 #include "core/build_revision.h"
 #include "core/error.h"
 
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
     return process.finish(app.exit(e) == 0 ? pfc::kExitOk : pfc::kExitUsage);
   }
   return process.run([&] {
+    pfc::set_up_threads();
     for (auto& [sub, runner] : commands)
       if (sub->parsed()) return runner();
     return static_cast<int>(pfc::kExitUsage);

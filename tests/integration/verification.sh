@@ -5,7 +5,8 @@
 #  - `pfc train` on 2 ranks with val_targets and verbose: arcface_torch's log lines at every
 #    `verbose` step and after the last, metrics.h5 /verification/<name>/*;
 #  - `pfc verify` on the run (1 and 2 ranks): the numbers the run logged at its last step;
-#  - `pfc embed` of the .bin, the dataset folder and the image files: the datasets, the same
+#  - `pfc embed` of the .bin, the dataset folder and the image files (and on 2 and 3 ranks,
+#    which give the same file): the datasets, the same
 #    embeddings for the same images however they are given, the logged XNorm, and the
 #    accuracy of verification.py's protocol in numpy (learning/verification_accuracy.py);
 #  - `pfc report`: the accuracy table, its CSV, and accuracy.png (with matplotlib);
@@ -97,6 +98,11 @@ cat "$work/verify1.log"
 "$PFC" embed "$run" "$work/frombin" --batch-size 5 \
   --output "$work/files.h5" >>"$work/embed.log" 2>&1 ||
   { fail "pfc embed files: exit code $?"; cat "$work/embed.log"; }
+# Under mpiexec the ranks share the batches and rank 0 writes the same file.
+mpiexec -n 3 "$PFC" embed "$run" "$work/data" --batch-size 7 --output "$work/rec3.h5" \
+  >>"$work/embed.log" 2>&1 || { fail "pfc embed dataset on 3 ranks: exit code $?"; cat "$work/embed.log"; }
+mpiexec -n 2 "$PFC" embed "$run" "$work/data/pairs.bin" --flip --output "$work/bin2.h5" \
+  >>"$work/embed.log" 2>&1 || { fail "pfc embed .bin on 2 ranks: exit code $?"; cat "$work/embed.log"; }
 xnorm=$(grep '^\[pairs\]\[6\]XNorm: ' "$work/train.log" | cut -d' ' -f2)
 "$python" - "$work" "$xnorm" $((identities * per_identity)) <<'PY' || fail "pfc embed's files"
 import sys, h5py, numpy as np
@@ -115,6 +121,13 @@ assert np.abs(f["embeddings"][:] - b["embeddings"][:]).max() < 1e-5
 norms = np.linalg.norm(np.concatenate([b["embeddings"][:], b["embeddings_flip"][:]]), axis=1)
 assert abs(norms.mean() - xnorm) < 1e-5 * xnorm, (norms.mean(), xnorm)
 assert b.attrs["step"] == 6 and b.attrs["flip"] == 1
+# On 2 and 3 ranks: the same rows in the same order (keys, labels, pairs), the same values.
+r3, b2 = h5py.File(f"{work}/rec3.h5", "r"), h5py.File(f"{work}/bin2.h5", "r")
+for name in ("keys", "labels"):
+    assert list(r3[name][:]) == list(r[name][:]), name
+assert np.abs(r3["embeddings"][:] - r["embeddings"][:]).max() < 1e-5
+for name in ("embeddings", "embeddings_flip", "issame"):
+    assert np.array_equal(b2[name][:], b[name][:]), name
 PY
 grep -q "embedded 40 of 40 images" "$work/embed.log" || fail "pfc embed: no progress line"
 # verification.py's protocol in numpy on pfc embed's embeddings gives pfc verify's figures.

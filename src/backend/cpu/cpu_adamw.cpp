@@ -4,12 +4,14 @@
 // lazily created state does. The row variant updates only the sampled class centres of a
 // PartialFC shard, whose moments travel with them; the sparse-gradient variant updates every
 // row as if the gradient were dense and zero off the sampled rows (PartialFC_V2).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
+#include "core/parallel_for.h"
 
 namespace pfc {
 namespace {
@@ -48,7 +50,14 @@ void CpuBackend::adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
   operand_check::adamw_update(rules_, w, g, m, v);
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
-    AdamWStep<T>(p, f).apply(w.numel(), w.data<T>(), g.data<T>(), m.data<T>(), v.data<T>());
+    const AdamWStep<T> s(p, f);
+    T* pw = w.data<T>();
+    const T* pg = g.data<T>();
+    T* pm = m.data<T>();
+    T* pv = v.data<T>();
+    parallel_for(w.numel(), kElementGrain, [&](std::int64_t begin, std::int64_t end) {
+      s.apply(end - begin, pw + begin, pg + begin, pm + begin, pv + begin);
+    });
   });
 }
 
@@ -62,10 +71,17 @@ void CpuBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor
     using T = decltype(tag);
     const AdamWStep<T> s(p, f);
     const std::int64_t d = w.dim(1);
-    for (std::int64_t i = 0; i < index.numel(); ++i) {
-      const std::int64_t r = idx[i] * d;
-      s.apply(d, w.data<T>() + r, g.data<T>() + i * d, m.data<T>() + r, v.data<T>() + r);
-    }
+    T* pw = w.data<T>();
+    const T* pg = g.data<T>();
+    T* pm = m.data<T>();
+    T* pv = v.data<T>();
+    parallel_for(index.numel(), kElementGrain / std::max<std::int64_t>(d, 1),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   for (std::int64_t i = begin; i < end; ++i) {
+                     const std::int64_t r = idx[i] * d;
+                     s.apply(d, pw + r, pg + i * d, pm + r, pv + r);
+                   }
+                 });
   });
 }
 

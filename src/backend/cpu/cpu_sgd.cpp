@@ -2,11 +2,13 @@
 // Nesterov): g' = g + wd * w; m = mu * m + g'; w -= lr * m. A zero momentum buffer makes the
 // first step m = g', as PyTorch's lazily created buffer does. The row variant updates only
 // the sampled class centres of a PartialFC shard.
+#include <algorithm>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
+#include "core/parallel_for.h"
 
 namespace pfc {
 namespace {
@@ -27,8 +29,13 @@ void CpuBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, do
   operand_check::sgd_update(rules_, w, g, m);
   cpu::dispatch_float(w.dtype(), "sgd_update", "w", [&](auto tag) {
     using T = decltype(tag);
-    update(w.numel(), w.data<T>(), g.data<T>(), m.data<T>(), static_cast<T>(lr),
-           static_cast<T>(momentum), static_cast<T>(weight_decay));
+    T* pw = w.data<T>();
+    const T* pg = g.data<T>();
+    T* pm = m.data<T>();
+    parallel_for(w.numel(), kElementGrain, [&](std::int64_t begin, std::int64_t end) {
+      update(end - begin, pw + begin, pg + begin, pm + begin, static_cast<T>(lr),
+             static_cast<T>(momentum), static_cast<T>(weight_decay));
+    });
   });
 }
 
@@ -43,9 +50,12 @@ void CpuBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, cons
     T* pw = w.data<T>();
     T* pm = m.data<T>();
     const T* pg = g.data<T>();
-    for (std::int64_t i = 0; i < index.numel(); ++i)
-      update(d, pw + idx[i] * d, pg + i * d, pm + idx[i] * d, static_cast<T>(lr),
-             static_cast<T>(momentum), static_cast<T>(weight_decay));
+    parallel_for(index.numel(), kElementGrain / std::max<std::int64_t>(d, 1),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   for (std::int64_t i = begin; i < end; ++i)
+                     update(d, pw + idx[i] * d, pg + i * d, pm + idx[i] * d, static_cast<T>(lr),
+                            static_cast<T>(momentum), static_cast<T>(weight_decay));
+                 });
   });
 }
 

@@ -118,6 +118,9 @@ class MetaBackend final : public Backend {
   // The bytes of these tensors together.
   static double bytes(std::initializer_list<const Tensor*> tensors);
   void note_host_scratch(std::int64_t bytes);
+  // The planned CPU backend allocates `bytes` of workspace for the time of one primitive
+  // (conv2d_workspace_bytes): so does the plan, so that the ledger peaks agree.
+  void hold_workspace(std::int64_t bytes);
 
   const AllocationPolicy& policy_;
   const OperandRules rules_;

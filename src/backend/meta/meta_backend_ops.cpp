@@ -48,7 +48,8 @@ void MetaBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const
   operand_check::conv2d_forward(rules_, g, x, w, y);
   const double f = conv_flops(g);
   count_products("conv2d_forward", f, x.dtype(), bytes({&x, &w}), bytes({&y}));
-  note_host_scratch(conv2d_host_scratch_bytes(g, x.dtype(), true));
+  note_host_scratch(conv2d_host_scratch_bytes(g, x.dtype(), cpu::ConvDirection::forward));
+  hold_workspace(conv2d_workspace_bytes(g, x.dtype(), cpu::ConvDirection::forward));
 }
 
 void MetaBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy, const Tensor& w,
@@ -56,7 +57,8 @@ void MetaBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy
   operand_check::conv2d_backward_data(rules_, g, dy, w, dx);
   const double f = conv_flops(g);
   count_products("conv2d_backward_data", f, dy.dtype(), bytes({&dy, &w}), bytes({&dx}));
-  note_host_scratch(conv2d_host_scratch_bytes(g, dy.dtype(), false));
+  note_host_scratch(conv2d_host_scratch_bytes(g, dy.dtype(), cpu::ConvDirection::backward_data));
+  hold_workspace(conv2d_workspace_bytes(g, dy.dtype(), cpu::ConvDirection::backward_data));
 }
 
 void MetaBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x, const Tensor& dy,
@@ -64,7 +66,8 @@ void MetaBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& 
   operand_check::conv2d_backward_filter(rules_, g, x, dy, dw);
   const double f = conv_flops(g);
   count_products("conv2d_backward_filter", f, x.dtype(), bytes({&x, &dy}), bytes({&dw}));
-  note_host_scratch(conv2d_host_scratch_bytes(g, x.dtype(), false));
+  note_host_scratch(conv2d_host_scratch_bytes(g, x.dtype(), cpu::ConvDirection::backward_filter));
+  hold_workspace(conv2d_workspace_bytes(g, x.dtype(), cpu::ConvDirection::backward_filter));
 }
 
 void MetaBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
