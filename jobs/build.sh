@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libcli11-dev
           libtomlplusplus-dev libspdlog-dev libfmt-dev libgtest-dev libopenblas-dev
-          libturbojpeg0-dev libonnx-dev libprotobuf-dev python3 python3-venv python3-h5py
+          libturbojpeg0-dev libpng-dev libonnx-dev libprotobuf-dev python3 python3-venv python3-h5py
           python3-numpy ${PFC_EXTRA_PACKAGES:-})
 if command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
   missing=()

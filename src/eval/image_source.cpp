@@ -33,7 +33,7 @@ bool is_jpeg_name(const fs::path& p) {
 
 BinImageSource::BinImageSource(std::shared_ptr<const VerificationBin> bin,
                                std::int64_t image_size)
-    : bin_(std::move(bin)), decoder_(image_size) {}
+    : bin_(std::move(bin)), decoder_(image_size, OtherSizes::resized_as_load_bin) {}
 
 void BinImageSource::decode(std::int64_t i, float* out) {
   decode_or_refuse(decoder_, bin_->image(i), out, describe(i));

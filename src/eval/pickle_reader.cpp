@@ -136,6 +136,30 @@ class Parser {
     stack_.push_back(add(std::move(o)));
   }
 
+  void push_text(std::size_t size, std::size_t at, const char* what) {
+    push_bytes(size, at, what);
+    doc_.objects.back().kind = PickleObject::Kind::text;
+  }
+
+  void push_integer(std::int64_t value) {
+    PickleObject o;
+    o.kind = PickleObject::Kind::integer;
+    o.integer = value;
+    stack_.push_back(add(std::move(o)));
+  }
+
+  // GLOBAL's argument: the bytes up to the next newline (protocol 0's line format).
+  std::string line(std::size_t at, const char* what) {
+    const std::size_t end = frame_end_ != kNoFrame ? frame_end_ : data_.size();
+    std::size_t n = 0;
+    while (pos_ + n < end && data_[pos_ + n] != '\n') ++n;
+    if (pos_ + n == end)
+      fail(at, fmt::format("{} has no end of line before the {}: truncated", what,
+                           end == data_.size() ? "end of the file" : "end of its frame"));
+    const std::uint8_t* p = take(n + 1, at, what);
+    return std::string(reinterpret_cast<const char*>(p), n);
+  }
+
   void push_sequence(PickleObject::Kind kind, std::vector<std::size_t> items) {
     PickleObject o;
     o.kind = kind;
@@ -210,6 +234,7 @@ class Parser {
         if (stack_.size() != 1)
           fail(at, fmt::format("STOP with {} objects on the stack, not 1", stack_.size()));
         doc_.root = stack_.back();
+        check_no_function(at);
         return true;
       case '(':  // MARK
         marks_.push_back(stack_.size());
@@ -267,6 +292,35 @@ class Parser {
         push_bytes(static_cast<std::size_t>(length), at, "a byte string");
         return false;
       }
+      case 'K':  // BININT1
+        push_integer(static_cast<std::int64_t>(little_endian(1, at, "BININT1's value")));
+        return false;
+      case 'M':  // BININT2
+        push_integer(static_cast<std::int64_t>(little_endian(2, at, "BININT2's value")));
+        return false;
+      case 'J':  // BININT: signed
+        push_integer(static_cast<std::int32_t>(little_endian(4, at, "BININT's value")));
+        return false;
+      case 0x8c:  // SHORT_BINUNICODE
+        push_text(little_endian(1, at, "a short text's length"), at, "a short text");
+        return false;
+      case 'X':  // BINUNICODE
+        push_text(little_endian(4, at, "BINUNICODE's length"), at, "a text");
+        return false;
+      case 0x8d: {  // BINUNICODE8
+        const std::uint64_t length = little_endian(8, at, "BINUNICODE8's length");
+        if (length > data_.size() - pos_)
+          fail(at, fmt::format("BINUNICODE8 of {} bytes but the file ends after {}: truncated",
+                               length, data_.size() - pos_));
+        push_text(static_cast<std::size_t>(length), at, "a text");
+        return false;
+      }
+      case 'c':  // GLOBAL
+        push_global(at);
+        return false;
+      case 'R':  // REDUCE
+        reduce(at);
+        return false;
       case 'q':  // BINPUT
         memo_put(little_endian(1, at, "BINPUT's key"), at, code);
         return false;
@@ -297,6 +351,99 @@ class Parser {
                          opcode_label(code)));
   }
 
+  // ---- Python 3's bytes at protocol 2: _codecs.encode(text, 'latin1') ------------------------
+
+  void push_global(std::size_t at) {
+    const std::string module = line(at, "GLOBAL's module");
+    const std::string name = line(at, "GLOBAL's name");
+    if (module != "_codecs" || name != "encode")
+      fail(at, fmt::format("opcode {} names {}.{}: it makes the reader import or call code, "
+                           "which pfc never does; the one global a verification file may name "
+                           "is _codecs.encode (how Python 3 writes bytes at protocol 2)",
+                           opcode_label('c'), module, name));
+    PickleObject o;
+    o.kind = PickleObject::Kind::codecs_encode;
+    stack_.push_back(add(std::move(o)));
+  }
+
+  // REDUCE of _codecs.encode on (text, 'latin1'): the text's characters as bytes, made here.
+  void reduce(std::size_t at) {
+    need(2, at, 'R');
+    const PickleObject& function = doc_.objects[stack_[stack_.size() - 2]];
+    const PickleObject& args = doc_.objects[stack_.back()];
+    if (function.kind != PickleObject::Kind::codecs_encode)
+      fail(at, fmt::format("opcode {} calls {}: it makes the reader import or call code, which "
+                           "pfc never does; it reads only _codecs.encode(text, 'latin1')",
+                           opcode_label('R'), describe_pickle_object(function)));
+    const bool pair = args.kind == PickleObject::Kind::tuple && args.items.size() == 2;
+    if (!pair || doc_.objects[args.items[0]].kind != PickleObject::Kind::text ||
+        doc_.objects[args.items[1]].kind != PickleObject::Kind::text)
+      fail(at, fmt::format("opcode {} calls _codecs.encode with {}, not (text, 'latin1')",
+                           opcode_label('R'), describe_pickle_object(args)));
+    const PickleObject& text = doc_.objects[args.items[0]];
+    const std::span<const std::uint8_t> encoding =
+        data_.subspan(doc_.objects[args.items[1]].offset, doc_.objects[args.items[1]].size);
+    if (std::string_view(reinterpret_cast<const char*>(encoding.data()), encoding.size()) !=
+        "latin1")
+      fail(at, fmt::format("opcode {} calls _codecs.encode with the encoding '{}'; pfc reads the "
+                           "'latin1' that Python writes for bytes",
+                           opcode_label('R'),
+                           std::string(encoding.begin(), encoding.end())));
+    PickleObject bytes;
+    bytes.kind = PickleObject::Kind::bytes;
+    bytes.built = true;
+    bytes.offset = doc_.built.size();
+    latin1_bytes(data_.subspan(text.offset, text.size), text.offset, doc_.built);
+    bytes.size = doc_.built.size() - bytes.offset;
+    stack_.resize(stack_.size() - 2);
+    stack_.push_back(add(std::move(bytes)));
+  }
+
+  // The code points of UTF-8 `text` (at byte `at` of the pickle), each below 256, as bytes.
+  void latin1_bytes(std::span<const std::uint8_t> text, std::size_t at,
+                    std::vector<std::uint8_t>& out) const {
+    for (std::size_t i = 0; i < text.size();) {
+      const std::uint8_t lead = text[i];
+      std::uint32_t code = lead;
+      std::size_t length = 1;
+      if (lead >= 0x80) {
+        length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 ? 2 : 0;
+        if (length == 0 || i + length > text.size())
+          fail(at + i, "the text _codecs.encode is given is not UTF-8");
+        code = lead & (0xFF >> (length + 1));
+        for (std::size_t k = 1; k < length; ++k) {
+          if ((text[i + k] & 0xC0) != 0x80)
+            fail(at + i, "the text _codecs.encode is given is not UTF-8");
+          code = (code << 6) | (text[i + k] & 0x3F);
+        }
+        if ((length == 3 && code < 0x800) || (length == 4 && code < 0x10000))
+          fail(at + i, "the text _codecs.encode is given is not UTF-8 (an overlong encoding)");
+      }
+      if (code > 0xFF)
+        fail(at + i, fmt::format("the text _codecs.encode is given holds the character U+{:04X}, "
+                                 "beyond latin1: not bytes",
+                                 code));
+      out.push_back(static_cast<std::uint8_t>(code));
+      i += length;
+    }
+  }
+
+  // The function itself must not be part of the value: only what it made.
+  void check_no_function(std::size_t at) const {
+    std::vector<bool> seen(doc_.objects.size(), false);
+    std::vector<std::size_t> pending = {doc_.root};
+    while (!pending.empty()) {
+      const std::size_t i = pending.back();
+      pending.pop_back();
+      if (seen[i]) continue;
+      seen[i] = true;
+      const PickleObject& o = doc_.objects[i];
+      if (o.kind == PickleObject::Kind::codecs_encode)
+        fail(at, "STOP: the value holds the function _codecs.encode itself, not bytes it made");
+      pending.insert(pending.end(), o.items.begin(), o.items.end());
+    }
+  }
+
   std::span<const std::uint8_t> data_;
   std::size_t pos_ = 0;
   std::size_t frame_end_ = kNoFrame;
@@ -316,6 +463,12 @@ std::string describe_pickle_object(const PickleObject& object) {
       return fmt::format("a byte string of {} bytes", object.size);
     case PickleObject::Kind::boolean:
       return object.value ? "True" : "False";
+    case PickleObject::Kind::integer:
+      return fmt::format("the integer {}", object.integer);
+    case PickleObject::Kind::text:
+      return fmt::format("a text string of {} bytes", object.size);
+    case PickleObject::Kind::codecs_encode:
+      return "the function _codecs.encode";
     case PickleObject::Kind::list:
       return fmt::format("a list of {}", object.items.size());
     case PickleObject::Kind::tuple:
