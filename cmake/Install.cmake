@@ -2,8 +2,8 @@
 # machine that has neither this checkout's ../shared nor every library of the build machine:
 # the GPU test program, the golden reference files (arcface_torch in f64: the iresnet one and
 # the parity one of the training semantics), and the Debian
-# libraries that such machines lack - libturbojpeg, libpng, and ONNX with its protobuf (found through
-# the executables' $ORIGIN/../lib rpath; a system copy earlier in LD_LIBRARY_PATH takes
+# libraries that such machines lack - libturbojpeg, libpng, and ONNX with its protobuf (found
+# through the executables' $ORIGIN/../lib rpath; a system copy earlier in LD_LIBRARY_PATH takes
 # precedence).
 if(TARGET pfc_gpu_tests)
   set_target_properties(pfc_gpu_tests PROPERTIES INSTALL_RPATH "$ORIGIN/../lib")

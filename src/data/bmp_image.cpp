@@ -106,7 +106,8 @@ bool decode_bmp(std::span<const std::uint8_t> bytes, RgbImage& out, std::string&
   out.resize(l.width, l.height);
   for (int y = 0; y < l.height; ++y) {
     const int stored = l.top_down ? y : l.height - 1 - y;
-    const std::uint8_t* row = bytes.data() + l.pixels_at + static_cast<std::size_t>(stored) * l.row_bytes;
+    const std::uint8_t* row =
+        bytes.data() + l.pixels_at + static_cast<std::size_t>(stored) * l.row_bytes;
     std::uint8_t* dst = out.pixels.data() + static_cast<std::size_t>(y) * l.width * 3;
     for (int x = 0; x < l.width; ++x) {
       // An index past a short palette reads as OpenCV's zero-filled 256-entry one does.

@@ -121,7 +121,8 @@ bool FaceImageDecoder::decode_jpeg(std::span<const std::uint8_t> jpeg, RgbImage&
                       tjGetErrorStr2(handle));
     return false;
   }
-  if (cmyk) cmyk_to_rgb(cmyk_.data(), static_cast<std::size_t>(width) * height, image.pixels.data());
+  if (cmyk)
+    cmyk_to_rgb(cmyk_.data(), static_cast<std::size_t>(width) * height, image.pixels.data());
   return true;
 }
 

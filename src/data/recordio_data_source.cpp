@@ -67,7 +67,8 @@ void RecordIODataSource::check_records() const {
         dataset_->rec_path(), width, height, dataset_->key(sample), options_.image_size, width,
         options_.image_size, options_.image_size, options_.image_size));
   }
-  const auto named = damage.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(3, damage.size()));
+  const auto named =
+      damage.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(3, damage.size()));
   throw Error(fmt::format("{}: the {} records read across it at start-up are all damaged ({}{}); "
                           "check that train.idx belongs to train.rec and that the copy is "
                           "complete",

@@ -66,7 +66,8 @@ def write(prefix, records):
 
 def pack(flag, labels, rid, rid2, image):
     if flag:
-        return struct.pack("<IfQQ", flag, 0.0, rid, rid2) + struct.pack(f"<{flag}f", *labels) + image
+        labels = struct.pack(f"<{flag}f", *labels)
+        return struct.pack("<IfQQ", flag, 0.0, rid, rid2) + labels + image
     return struct.pack("<IfQQ", 0, labels[0], rid, rid2) + image
 
 what, source, target = sys.argv[1:4]
@@ -108,7 +109,8 @@ expect_exit 1 wrapped "$work/wrapped/train.idx:3: key 2 has offset 1844674407370
 grep -q "Invalid argument" "$work/wrapped.log" && fail "wrapped: pread's error, not the key"
 
 "$make_faces" "$work/faces25" 5 5 32 && "$PFC" pack --image-size 32 "$work/faces25" \
-  "$work/clean25/train" >"$work/pack25.log" 2>&1 || { fail "cannot make the 25-image dataset"; exit 1; }
+  "$work/clean25/train" >"$work/pack25.log" 2>&1 ||
+  { fail "cannot make the 25-image dataset"; exit 1; }
 mkdir -p "$work/damaged"
 "$python" "$work/records.py" damage "$work/clean25/train" "$work/damaged/train" ||
   fail "cannot damage the dataset"

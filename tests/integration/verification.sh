@@ -246,7 +246,8 @@ timeout 120 "$PFC" train input/smoke.toml "${train_args[@]}" --set 'val_targets=
   --set output=\"$work/few_run\" >"$work/few_run.log" 2>&1
 code=$?
 [ $code -eq 2 ] || fail "few-pairs target: exit code $code, expected 2"
-grep -q "few.bin': it holds 3 pairs" "$work/few_run.log" || fail "few-pairs target: $(cat "$work/few_run.log")"
+grep -q "few.bin': it holds 3 pairs" "$work/few_run.log" ||
+  fail "few-pairs target: $(cat "$work/few_run.log")"
 grep -q "^Training: " "$work/few_run.log" && fail "few-pairs target: it trained"
 [ -e "$work/few_run/metrics.h5" ] && fail "few-pairs target: it wrote metrics.h5"
 bad numpy "import or call code"

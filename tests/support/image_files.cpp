@@ -109,7 +109,8 @@ Bytes encode_palette_bmp(const Bytes& indices, const Bytes& palette, int width, 
   const std::size_t pixels_at = b.size() - row_bytes * height;
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x)
-      b[pixels_at + (height - 1 - y) * row_bytes + x] = indices[static_cast<std::size_t>(y) * width + x];
+      b[pixels_at + (height - 1 - y) * row_bytes + x] =
+          indices[static_cast<std::size_t>(y) * width + x];
   return b;
 }
 

@@ -78,7 +78,8 @@ TEST(ImageFormats, PngDecodesAsOpenCvDecodesIt) {
   Bytes indices(kSize * kSize), expected;
   for (int i = 0; i < kSize * kSize; ++i) {
     indices[i] = static_cast<std::uint8_t>(i % 3);
-    expected.insert(expected.end(), palette.begin() + 3 * (i % 3), palette.begin() + 3 * (i % 3) + 3);
+    const auto entry = palette.begin() + 3 * (i % 3);
+    expected.insert(expected.end(), entry, entry + 3);
   }
   EXPECT_EQ(decoded(test::encode_palette_png(indices, palette, kSize, kSize), kSize),
             normalised(expected));
@@ -181,7 +182,8 @@ TEST(ImageFormats, CubicResizeIsOpenCvsBitForBit) {
     resize_cubic(in, c.to_width, c.to_height, out);
     ASSERT_EQ(out.pixels.size(), static_cast<std::size_t>(c.to_width) * c.to_height * 3);
     const auto at = [&](int x, int y) {
-      const std::uint8_t* p = out.pixels.data() + (static_cast<std::size_t>(y) * c.to_width + x) * 3;
+      const std::uint8_t* p =
+          out.pixels.data() + (static_cast<std::size_t>(y) * c.to_width + x) * 3;
       return Bytes(p, p + 3);
     };
     EXPECT_EQ(at(0, 0), Bytes(c.first, c.first + 3));

@@ -60,8 +60,9 @@ struct SparseDataset {
   std::int64_t images, identities;
 };
 
-void write_sparse_dataset(const SparseDataset& d,
-                          const std::vector<std::pair<std::int64_t, std::vector<std::uint8_t>>>& records) {
+using KeyedRecords = std::vector<std::pair<std::int64_t, std::vector<std::uint8_t>>>;
+
+void write_sparse_dataset(const SparseDataset& d, const KeyedRecords& records) {
   fs::create_directories(d.folder);
   const std::string rec = d.folder + "/train.rec";
   const std::string written_idx = d.folder + "/written.idx";
@@ -96,8 +97,7 @@ TEST(RecordIOHeader, CountsPast2To24ComeFromTheIndexAndTheIdentityRecords) {
   const float end_identity = static_cast<float>(kImages + 1 + kIdentities);
   ASSERT_EQ(end_image, 16777220.0f) << "the header's float32 is not the truth";
   const std::string dir = test::scratch_dir("recordio_header_large");
-  std::vector<std::pair<std::int64_t, std::vector<std::uint8_t>>> records = {
-      {0, header_record(end_image, end_identity)}};
+  KeyedRecords records = {{0, header_record(end_image, end_identity)}};
   for (std::int64_t key = kImages - 2; key <= kImages; ++key)
     records.emplace_back(key, image_record(key, 2));
   for (std::int64_t c = 0; c < kIdentities; ++c)
@@ -114,7 +114,8 @@ TEST(RecordIOHeader, CountsPast2To24ComeFromTheIndexAndTheIdentityRecords) {
     h.labels = {end_images, end_identities};
     return h;
   };
-  const DatasetCounts counts = read_dataset_counts(header(end_image, end_identity), index, rec, idx);
+  const DatasetCounts counts =
+      read_dataset_counts(header(end_image, end_identity), index, rec, idx);
   EXPECT_EQ(counts.images, kImages);
   EXPECT_EQ(counts.classes, kIdentities);
 
