@@ -14,6 +14,7 @@ find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(Threads REQUIRED)
 find_package(libjpeg-turbo REQUIRED)
+find_package(PNG REQUIRED)
 # ONNX export (libonnx-dev): its CMake targets link protobuf::libprotobuf, which FindProtobuf
 # defines, so protobuf is looked up first.
 find_package(Protobuf REQUIRED)
@@ -41,4 +42,4 @@ target_compile_definitions(pfc_deps INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPIC
 target_link_libraries(pfc_deps INTERFACE
   MPI::MPI_C ${HDF5_C_LIBRARIES} CLI11::CLI11
   spdlog::spdlog_header_only fmt::fmt-header-only ${BLAS_LIBRARIES}
-  libjpeg-turbo::turbojpeg onnx ${LIBZIP_LIBRARY} Threads::Threads)
+  libjpeg-turbo::turbojpeg PNG::PNG onnx ${LIBZIP_LIBRARY} Threads::Threads)

@@ -39,7 +39,7 @@ std::string describe_skipped(const std::map<std::string, std::int64_t>& by_exten
 
 BinImageSource::BinImageSource(std::shared_ptr<const VerificationBin> bin,
                                std::int64_t image_size)
-    : bin_(std::move(bin)), decoder_(image_size) {}
+    : bin_(std::move(bin)), decoder_(image_size, OtherSizes::resized_as_load_bin) {}
 
 void BinImageSource::decode(std::int64_t i, float* out) {
   decode_or_refuse(decoder_, bin_->image(i), out, describe(i));

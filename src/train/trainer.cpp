@@ -384,22 +384,31 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
         interval_start = Clock::now();
         comm_mark = comm.modelled_seconds();
       }
-      if (verification.due(run->step(), run->last_step())) {
+      divergence.observe(run->step(), loss, run->last_step_applied(),
+                         run->loss_scale_at_floor());
+      // A verification is preceded by the checkpoint of its step, so that whatever stops it
+      // (a GPU out of memory on one rank, which the other ranks cannot carry on without)
+      // loses no training: the run continues from here with resume = "auto". With
+      // checkpoint_every = 0 that is one checkpoint per `verbose` steps (keep_checkpoints
+      // prunes them).
+      const bool verify_now = verification.due(run->step(), run->last_step());
+      const bool checkpoint_due = cfg.checkpoint_every > 0 &&
+                                  run->step() % cfg.checkpoint_every == 0;
+      const bool before_verification = verify_now && cfg.checkpoint_every >= 0;
+      if ((checkpoint_due || before_verification) && divergence.healthy() &&
+          run->step() != last_saved) {
+        run->save(ckpt_root);
+        last_saved = run->step();
+      }
+      if (verify_now) {
         const auto verification_start = Clock::now();
         verification.run(run->step(), run->model(), metrics ? &*metrics : nullptr);
         interval_start += Clock::now() - verification_start;  // not training time
       }
-      divergence.observe(run->step(), loss, run->last_step_applied(),
-                         run->loss_scale_at_floor());
       // A stop asked for during the last step finds the run done, not stopped.
       if (run->step() < run->last_step() && agree_to_stop(comm)) {
         result.stopped_by_signal = true;
         break;
-      }
-      if (cfg.checkpoint_every > 0 && run->step() % cfg.checkpoint_every == 0 &&
-          divergence.healthy()) {
-        run->save(ckpt_root);
-        last_saved = run->step();
       }
     }
     divergence.check_end(run->step());
