@@ -30,6 +30,7 @@ HeadOutcome run_head(const GoldenFile& file, const GoldenNetwork& network,
   options.gemm_operands = gemm_operands;
   options.storage = storage;
   options.interclass_filtering_threshold = golden_case.interclass_filtering_threshold;
+  options.margin_gradient = parse_margin_gradient(golden_case.margin_gradient);
   PartialFc head(backend, comm, options);
   // Rounded to nearest into 16 bits where they are stored so.
   head.set_global_weight(file.class_centres(network));

@@ -70,7 +70,8 @@ std::string what_fits(const Config& planned, Comm& comm, MetaBackend& meta,
 [[noreturn]] void refuse(const Config& cfg, const std::string& need, const Available& available,
                          const std::string& fits) {
   const char* method_hint = cfg.method == "pfc" ? " or a lower sample_rate" : " or method \"pfc\"";
-  const char* storage_hint = cfg.classifier_storage == "f32" ? ", classifier_storage = \"f16\"" : "";
+  const char* storage_hint =
+      cfg.classifier_storage == "f32" ? ", classifier_storage = \"f16\"" : "";
   throw UsageError(fmt::format(
       "this run does not fit: it {} ({}){}; lower num_classes or batch_size, use more ranks{}{}, "
       "or set memory_check = false to try anyway",

@@ -43,7 +43,8 @@ MaxClasses largest_num_classes(const Config& cfg, const std::string& storage, Co
   MaxClasses out{storage, 0, 0, request.available_bytes, 0};
   // Every rank holds at least one class, and every label rule has its labels (constant
   // synthetic labels are all class 1).
-  const std::int64_t smallest = std::max<std::int64_t>(2, cfg.method == "dp" ? 1 : comm.world_size());
+  const std::int64_t smallest =
+      std::max<std::int64_t>(2, cfg.method == "dp" ? 1 : comm.world_size());
   auto [need_lo, fits_lo] = search.need(smallest);
   if (!fits_lo) {
     out.needed_bytes = need_lo;
@@ -74,7 +75,8 @@ MaxClasses largest_num_classes(const Config& cfg, const std::string& storage, Co
       lo = guess;
       lo_need = n;
       while (hi == 0) {
-        const auto g = static_cast<std::int64_t>(std::ceil(static_cast<double>(lo) * (1 + margin)));
+        const auto g =
+            static_cast<std::int64_t>(std::ceil(static_cast<double>(lo) * (1 + margin)));
         margin *= 4;
         const auto [ng, fits_g] = search.need(g);
         if (fits_g) {
@@ -87,7 +89,8 @@ MaxClasses largest_num_classes(const Config& cfg, const std::string& storage, Co
     } else {
       hi = guess;
       for (;;) {
-        const auto g = static_cast<std::int64_t>(std::floor(static_cast<double>(hi) * (1 - margin)));
+        const auto g =
+            static_cast<std::int64_t>(std::floor(static_cast<double>(hi) * (1 - margin)));
         margin *= 4;
         if (g <= lo) break;
         const auto [ng, fits_g] = search.need(g);

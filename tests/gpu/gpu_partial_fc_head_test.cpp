@@ -1,9 +1,13 @@
 // The whole classifier head on the GPU against the same head on the CPU backend: one rank
-// (an EmulatedComm of one), the three methods, f32 and f16 GEMM operands. Same draw of
+// (an EmulatedComm of one), the three methods, f32 and f16 GEMM operands, and pfc under both
+// arcface_torch versions (sampled update and exact margin; dense update and straight-through
+// margin) and at sample rate 0 (positives only). Same draw of
 // centres and sampled classes on both, so loss, embedding gradient and the updated centres
 // must agree to the GEMMs' summation order (and, in f16, the rare operand that rounds the
 // other way after an f32 normalisation one ulp apart); the step is compared through the
 // update it made.
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
 
@@ -29,16 +33,32 @@ TEST_P(GpuPartialFcHead, MatchesTheCpuHead) {
   for (std::int64_t i = 0; i < batch; ++i) label_values.push_back((i * 977) % classes);
   const Tensor labels = host_index(label_values);
 
-  for (const PfcMethod method : {PfcMethod::dp, PfcMethod::mp, PfcMethod::pfc}) {
-    const std::string what(pfc_method_name(method));
+  struct Variant {
+    PfcMethod method;
+    double sample_rate;
+    ClassifierUpdate update;
+    MarginGradient margin;
+  };
+  const Variant variants[] = {
+      {PfcMethod::dp, 1.0, ClassifierUpdate::sampled, MarginGradient::straight_through},
+      {PfcMethod::mp, 1.0, ClassifierUpdate::sampled, MarginGradient::exact},
+      {PfcMethod::pfc, 0.2, ClassifierUpdate::sampled, MarginGradient::exact},
+      {PfcMethod::pfc, 0.2, ClassifierUpdate::dense, MarginGradient::straight_through},
+      {PfcMethod::pfc, 0.0, ClassifierUpdate::dense, MarginGradient::exact}};
+  for (const Variant& v : variants) {
+    const std::string what =
+        fmt::format("{} {} {} {}", pfc_method_name(v.method), v.sample_rate,
+                    classifier_update_name(v.update), margin_gradient_name(v.margin));
     PartialFcOptions o;
     o.num_classes = classes;
     o.embedding_size = emb;
-    o.sample_rate = 0.2;
+    o.sample_rate = v.sample_rate;
     o.margin = MarginParams{1.0, 0.5, 0.0, 64.0};
-    o.method = method;
+    o.method = v.method;
     o.seed = 5;
     o.gemm_operands = GetParam();
+    o.classifier_update = v.update;
+    o.margin_gradient = v.margin;
     Backend& gpu = gpu_backend();
     CpuBackend& cpu = cpu_backend();
     EmulatedComm gpu_comm(1, 0, 100.0, 1.0, gpu), cpu_comm(1, 0, 100.0, 1.0, cpu);

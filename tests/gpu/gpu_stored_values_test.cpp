@@ -124,6 +124,16 @@ TEST_P(GpuStoredValues, SgdOnStoredCentresRoundsAsTheCpu) {
   gpu.sgd_update_rows(dw2, dm2, dindex, dgr, 0.2, 0.9, 5e-4, rounding);
   expect_same_rounding(device_copy_to_host(dw2), w, "sgd rows w");
   expect_same_rounding(device_copy_to_host(dm2), m, "sgd rows m");
+
+  // The sparse-gradient form (sorted index): every row moves.
+  const Tensor sorted = host_index({0, 5, 17, 199});
+  cpu.copy(w0, w);
+  cpu.copy(m0, m);
+  cpu.sgd_update_sparse_grad(w, m, sorted, gr, 0.2, 0.9, 5e-4, rounding);
+  Tensor dw3 = to_device_same(w0), dm3 = to_device_same(m0), dsorted = to_device_same(sorted);
+  gpu.sgd_update_sparse_grad(dw3, dm3, dsorted, dgr, 0.2, 0.9, 5e-4, rounding);
+  expect_same_rounding(device_copy_to_host(dw3), w, "sgd sparse-gradient w");
+  expect_same_rounding(device_copy_to_host(dm3), m, "sgd sparse-gradient m");
 }
 
 TEST_P(GpuStoredValues, AdamWOnStoredCentresRoundsAsTheCpu) {
@@ -152,6 +162,18 @@ TEST_P(GpuStoredValues, AdamWOnStoredCentresRoundsAsTheCpu) {
   expect_same_rounding(device_copy_to_host(dw), w, "adamw rows w");
   expect_same_rounding(device_copy_to_host(dm), m, "adamw rows m");
   expect_same_rounding(device_copy_to_host(dv), v, "adamw rows v");
+
+  const Tensor sorted = host_index({0, 3, 50, 99});
+  cpu.copy(w0, w);
+  cpu.copy(m0, m);
+  cpu.copy(v0, v);
+  cpu.adamw_update_sparse_grad(w, m, v, sorted, gr, p, rounding);
+  Tensor dw2 = to_device_same(w0), dm2 = to_device_same(m0), dv2 = to_device_same(v0);
+  Tensor dsorted = to_device_same(sorted);
+  gpu.adamw_update_sparse_grad(dw2, dm2, dv2, dsorted, dgr, p, rounding);
+  expect_same_rounding(device_copy_to_host(dw2), w, "adamw sparse-gradient w");
+  expect_same_rounding(device_copy_to_host(dm2), m, "adamw sparse-gradient m");
+  expect_same_rounding(device_copy_to_host(dv2), v, "adamw sparse-gradient v");
 }
 
 TEST(GpuBatchNormSaved, RecomputesTheTrainingForwardsOutputBitForBit) {

@@ -65,8 +65,9 @@ plan golden_fp16_tiny 15
 plan golden_fp32_r50 20
 plan golden_fp16_r50 20
 plan golden_parity_fp32 30
+plan golden_semantics_fp32 20
 plan bench_pfc_16m 40
-plan bench_pfc_29m_f16 40
+plan bench_pfc_29m_f16 30
 plan planned 10
 plan sweep 0  # 0: what is left
 
@@ -221,6 +222,8 @@ DIST=$(cd "$DIST" && pwd)
 BIN=$DIST/bin
 GOLDEN=$DIST/share/pfc/golden/iresnet_arcface_torch_f64.h5
 PARITY=$DIST/share/pfc/golden/arcface_torch_parity_f64.h5
+SEED=$DIST/share/pfc/golden/arcface_torch_seed_f64.h5
+V2=$DIST/share/pfc/golden/arcface_torch_v2_dense_f64.h5
 INPUT=$DIST/share/pfc/input
 
 # The machine runs commands as root; pfc and pfc_gpu_tests start MPI as singletons, which must
@@ -507,6 +510,25 @@ if gpu_step golden_parity_fp32; then
   tail -n 4 "$WORK/golden_parity_fp32.log"
 fi
 
+# Both arcface_torch versions, several steps at sample rate 0.1 and 0 in fp32 on cuda: the
+# seed's sampled update with the exact margin gradient, today's dense SGD and AdamW updates
+# (the sparse-gradient kernels) with positives only at sample rate 0
+# (tests/integration/golden_semantics.sh on the CPU).
+if gpu_step golden_semantics_fp32; then
+  if [[ -f $SEED && -f $V2 ]]; then
+    run_step golden_semantics_fp32 bash -c '"$1" golden "$2" --case tiny/seed_arcface_sr0.1_3steps \
+        --device cuda --precision fp32 && "$1" golden "$3" --case tiny/sgd_sr0.1_3steps_dense \
+        --case tiny/adamw_sr0.1_3steps_dense --case tiny/sgd_sr0_3steps_dense --device cuda \
+        --precision fp32' golden_semantics "$BIN/pfc" "$SEED" "$V2"
+    rc=$?
+  else
+    echo "golden files $SEED, $V2 were not installed" >"$WORK/golden_semantics_fp32.log"
+    rc=2
+  fi
+  record golden_semantics_fp32 "$(verdict $rc)"
+  tail -n 4 "$WORK/golden_semantics_fp32.log"
+fi
+
 # ---- the largest classifier that fits (PyTorch: out of memory at 16M) ----------------------
 # memory_check = false: what these measure is whether the run fits the GPU (the arena's own
 # out-of-memory), not whether the plan says so before it starts; `planned` below sets the
@@ -540,12 +562,12 @@ planned_vs_measured() {
   wait
   for name in "${names[@]}"; do
     log=$WORK/planned_$name.log
-    if [[ ! -f $WORK/planned_$name/metrics.h5 ]]; then
+    if [[ ! -f $WORK/planned_$name/plan/metrics.h5 ]]; then
       echo "$name | plan failed: $(tail -n 1 "$log")"
       continue
     fi
     read -r status sps peak device _ <<<"$(run_figures "$WORK/$name")"
-    read -r p_status p_sps p_peak p_device _ <<<"$(run_figures "$WORK/planned_$name")"
+    read -r p_status p_sps p_peak p_device _ <<<"$(run_figures "$WORK/planned_$name/plan")"
     need=$(sed -n 's/^  \(fits\|does not fit\): needs \([0-9.]*\) GiB.*/\2/p' "$log")
     echo "$name | $peak | $need (exact $p_peak) | $device | $p_device"
   done

@@ -1,7 +1,7 @@
 // The optimisers on stored 16-bit class centres (classifier_storage = "f16" | "bf16"): SGD and
-// AdamW, dense and by rows, against their definition written out here (read the stored values
-// into f32, PyTorch's arithmetic, round each result stochastically with the bits of its global
-// element), bit for bit; untouched rows stay as they are; and the reason for stochastic
+// AdamW, dense, by rows and with a sparse gradient, against their definition written out here
+// (read the stored values into f32, PyTorch's arithmetic, round each result stochastically
+// with the bits of its global element), bit for bit; untouched rows stay as they are; and the reason for stochastic
 // rounding, measured: a weight-decay-only trajectory of N(0, 0.01) centres, whose per-step
 // change is below half a 16-bit spacing, stands still under round-to-nearest but follows f32
 // on average under stochastic rounding.
@@ -93,13 +93,54 @@ TEST(CpuStoredOptimizer, DenseSgdRoundsEachElementByItsGlobalIndex) {
   // rows: the same element draws the same bits, whichever way it is updated.
   CpuBackend backend;
   const std::int64_t rows = 4, d = 3;
-  Tensor w1 = stored_uniform({rows, d}, DType::f16, 3, 0.05), m1 = stored_uniform({rows, d}, DType::f16, 4, 0.01);
-  Tensor w2 = stored_uniform({rows, d}, DType::f16, 3, 0.05), m2 = stored_uniform({rows, d}, DType::f16, 4, 0.01);
+  Tensor w1 = stored_uniform({rows, d}, DType::f16, 3, 0.05);
+  Tensor m1 = stored_uniform({rows, d}, DType::f16, 4, 0.01);
+  Tensor w2 = stored_uniform({rows, d}, DType::f16, 3, 0.05);
+  Tensor m2 = stored_uniform({rows, d}, DType::f16, 4, 0.01);
   const Tensor g = random_uniform({rows, d}, DType::f32, 5, -1e-3, 1e-3);
   backend.sgd_update(w1, g, m1, kLr, kMomentum, kDecay, {77, 5});
   backend.sgd_update_rows(w2, m2, index_of({0, 1, 2, 3}), g, kLr, kMomentum, kDecay, {77, 5});
   EXPECT_EQ(stored_bits(w1), stored_bits(w2));
   EXPECT_EQ(stored_bits(m1), stored_bits(m2));
+}
+
+TEST(CpuStoredOptimizer, SparseGradientUpdatesAreTheDenseUpdateOfTheZeroFilledGradient) {
+  // PartialFC_V2's dense update of stored centres: every row decays and every moment moves,
+  // each element rounded with its global index's bits, bit for bit the dense update given the
+  // gradient rows at their places and zeros elsewhere.
+  CpuBackend backend;
+  const std::int64_t rows = 7, d = 5;
+  const std::vector<std::int64_t> sampled = {1, 4, 6};
+  const Tensor g = random_uniform({3, d}, DType::f32, 30, -1e-3, 1e-3);
+  Tensor dense_g = Tensor::host({rows, d}, DType::f32);
+  backend.fill(dense_g, 0.0);
+  for (std::size_t i = 0; i < sampled.size(); ++i)
+    for (std::int64_t j = 0; j < d; ++j)
+      dense_g.data<float>()[sampled[i] * d + j] =
+          g.data<float>()[static_cast<std::int64_t>(i) * d + j];
+  const StochasticRounding rounding{91, 12};
+  for (DType t : {DType::f16, DType::bf16}) {
+    Tensor w1 = stored_uniform({rows, d}, t, 31, 0.05), m1 = stored_uniform({rows, d}, t, 32, 0.01);
+    Tensor w2 = stored_uniform({rows, d}, t, 31, 0.05), m2 = stored_uniform({rows, d}, t, 32, 0.01);
+    backend.sgd_update_sparse_grad(w1, m1, index_of(sampled), g, kLr, kMomentum, kDecay, rounding);
+    backend.sgd_update(w2, dense_g, m2, kLr, kMomentum, kDecay, rounding);
+    EXPECT_EQ(stored_bits(w1), stored_bits(w2)) << dtype_name(t);
+    EXPECT_EQ(stored_bits(m1), stored_bits(m2)) << dtype_name(t);
+  }
+  AdamWParams p;
+  p.lr = 1e-3;
+  p.weight_decay = 0.1;
+  Tensor w1 = stored_uniform({rows, d}, DType::f16, 33, 0.05);
+  Tensor m1 = stored_uniform({rows, d}, DType::bf16, 34, 1e-4);
+  Tensor v1 = stored_uniform({rows, d}, DType::bf16, 35, 1e-8, 0.0);
+  Tensor w2 = stored_uniform({rows, d}, DType::f16, 33, 0.05);
+  Tensor m2 = stored_uniform({rows, d}, DType::bf16, 34, 1e-4);
+  Tensor v2 = stored_uniform({rows, d}, DType::bf16, 35, 1e-8, 0.0);
+  backend.adamw_update_sparse_grad(w1, m1, v1, index_of(sampled), g, p, rounding);
+  backend.adamw_update(w2, dense_g, m2, v2, p, rounding);
+  EXPECT_EQ(stored_bits(w1), stored_bits(w2));
+  EXPECT_EQ(stored_bits(m1), stored_bits(m2));
+  EXPECT_EQ(stored_bits(v1), stored_bits(v2));
 }
 
 TEST(CpuStoredOptimizer, AdamWRowsWithBf16MomentsMatchTheDefinitionBitForBit) {

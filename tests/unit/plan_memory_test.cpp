@@ -82,7 +82,10 @@ INSTANTIATE_TEST_SUITE_P(
               "emulate_world_size=2"}},
         Case{"pfc_adamw_f16_storage_rank0_of1",
              {"method=\"pfc\"", "optimizer=\"adamw\"", "lr=0.001", "classifier_storage=\"f16\"",
-              "emulate_world_size=1"}}),
+              "emulate_world_size=1"}},
+        Case{"pfc_dense_f16_storage_rank1_of2",
+             {"method=\"pfc\"", "classifier_update=\"dense\"", "classifier_storage=\"f16\"",
+              "emulate_world_size=2", "emulate_rank=1"}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -2,15 +2,20 @@
 // shrinks by lr * wd before the step, the gradient is left alone), and both moments are
 // bias-corrected by the update's number t. Zero moments make the first step as PyTorch's
 // lazily created state does. The row variant updates only the sampled class centres of a
-// PartialFC shard, whose moments travel with them. Stored 16-bit weights and moments
-// (classifier_storage) are read into the gradient's type and written back rounded
-// stochastically (cpu_stored_values.h).
+// PartialFC shard, whose moments travel with them; the sparse-gradient variant updates every
+// row as if the gradient were dense and zero off the sampled rows (PartialFC_V2). Stored 16-bit
+// weights and moments (classifier_storage) are read into the gradient's type and written back
+// rounded stochastically (cpu_stored_values.h).
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/cpu/cpu_stored_values.h"
+#include "backend/cpu/sorted_row_cursor.h"
 #include "backend/operand_checks.h"
+#include "core/parallel_for.h"
 
 namespace pfc {
 namespace {
@@ -43,12 +48,13 @@ struct AdamWStep {
   }
 };
 
-// The update of rows row_of(i), i < count, of stored 16-bit w, m and v [rows, d], with
-// gradient row i of g.
-template <class RowOf>
+// The update of rows row_of(i), i = 0, 1, ... count - 1 in that order, of stored 16-bit w, m
+// and v [rows, d], with gradient row grad_row_of(i) of g (-1: a zero gradient).
+template <class RowOf, class GradRowOf>
 void update_stored_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, std::int64_t count,
-                        RowOf row_of, const AdamWParams& p, const AdamWFactors& f,
-                        const StochasticRounding& rounding, const char* op) {
+                        RowOf row_of, GradRowOf grad_row_of, const AdamWParams& p,
+                        const AdamWFactors& f, const StochasticRounding& rounding,
+                        const char* op) {
   const std::int64_t d = w.dim(1);
   const std::uint64_t w_stream = rounding_stream(rounding.key, RoundedTensor::weight);
   const std::uint64_t m_stream = rounding_stream(rounding.key, RoundedTensor::first_moment);
@@ -56,15 +62,16 @@ void update_stored_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& g, std::i
   cpu::dispatch_float(g.dtype(), op, "g", [&](auto t) {
     using T = decltype(t);
     const AdamWStep<T> s(p, f);
+    const std::vector<T> zero(static_cast<std::size_t>(d), T(0));
     cpu::dispatch_stored(w.dtype(), op, "w", [&](auto sw) {
       cpu::dispatch_stored(m.dtype(), op, "m", [&](auto sm) {
         using SW = decltype(sw);
         using SM = decltype(sm);
         for (std::int64_t i = 0; i < count; ++i) {
-          const std::int64_t row = row_of(i);
+          const std::int64_t row = row_of(i), grad_row = grad_row_of(i);
           const auto first = static_cast<std::uint64_t>((rounding.first_row + row) * d);
           s.apply(d, cpu::StoredValues<T, SW>{w.data<SW>() + row * d, w_stream, first},
-                  g.data<T>() + i * d,
+                  grad_row < 0 ? zero.data() : g.data<T>() + grad_row * d,
                   cpu::StoredValues<T, SM>{m.data<SM>() + row * d, m_stream, first},
                   cpu::StoredValues<T, SM>{v.data<SM>() + row * d, v_stream, first});
         }
@@ -81,13 +88,20 @@ void CpuBackend::adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
   const AdamWFactors f = adamw_factors(p, op);
   operand_check::adamw_update(rules_, w, g, m, v);
   if (is_16bit_float(w.dtype())) {
-    update_stored_rows(w, m, v, g, w.dim(0), [](std::int64_t i) { return i; }, p, f, rounding,
-                       op);
+    const auto same = [](std::int64_t i) { return i; };
+    update_stored_rows(w, m, v, g, w.dim(0), same, same, p, f, rounding, op);
     return;
   }
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
-    AdamWStep<T>(p, f).apply(w.numel(), w.data<T>(), g.data<T>(), m.data<T>(), v.data<T>());
+    const AdamWStep<T> s(p, f);
+    T* pw = w.data<T>();
+    const T* pg = g.data<T>();
+    T* pm = m.data<T>();
+    T* pv = v.data<T>();
+    parallel_for(w.numel(), kElementGrain, [&](std::int64_t begin, std::int64_t end) {
+      s.apply(end - begin, pw + begin, pg + begin, pm + begin, pv + begin);
+    });
   });
 }
 
@@ -99,17 +113,54 @@ void CpuBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor
   operand_check::adamw_update_rows(rules_, w, m, v, index, g);
   const std::int64_t* idx = cpu::checked_indices(index, w.dim(0), op);
   if (is_16bit_float(w.dtype())) {
-    update_stored_rows(w, m, v, g, index.numel(), [idx](std::int64_t i) { return idx[i]; }, p,
-                       f, rounding, op);
+    update_stored_rows(
+        w, m, v, g, index.numel(), [idx](std::int64_t i) { return idx[i]; },
+        [](std::int64_t i) { return i; }, p, f, rounding, op);
     return;
   }
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
     const AdamWStep<T> s(p, f);
     const std::int64_t d = w.dim(1);
-    for (std::int64_t i = 0; i < index.numel(); ++i) {
-      const std::int64_t r = idx[i] * d;
-      s.apply(d, w.data<T>() + r, g.data<T>() + i * d, m.data<T>() + r, v.data<T>() + r);
+    T* pw = w.data<T>();
+    const T* pg = g.data<T>();
+    T* pm = m.data<T>();
+    T* pv = v.data<T>();
+    parallel_for(index.numel(), kElementGrain / std::max<std::int64_t>(d, 1),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   for (std::int64_t i = begin; i < end; ++i) {
+                     const std::int64_t r = idx[i] * d;
+                     s.apply(d, pw + r, pg + i * d, pm + r, pv + r);
+                   }
+                 });
+  });
+}
+
+void CpuBackend::adamw_update_sparse_grad(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                          const Tensor& g, const AdamWParams& p,
+                                          const StochasticRounding& rounding) {
+  const char* op = "adamw_update_sparse_grad";
+  const AdamWFactors f = adamw_factors(p, op);
+  operand_check::adamw_update_sparse_grad(rules_, w, m, v, index, g);
+  const std::int64_t* idx = cpu::checked_sorted_indices(index, w.dim(0), op);
+  if (is_16bit_float(w.dtype())) {
+    cpu::SortedRowCursor grad_row(idx, index.numel());
+    update_stored_rows(
+        w, m, v, g, w.dim(0), [](std::int64_t r) { return r; }, grad_row, p, f, rounding, op);
+    return;
+  }
+  cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
+    using T = decltype(tag);
+    const AdamWStep<T> s(p, f);
+    const std::int64_t d = w.dim(1);
+    // A row without a gradient takes a zero one: the very arithmetic of a dense zero gradient.
+    const std::vector<T> zero(static_cast<std::size_t>(d), T(0));
+    cpu::SortedRowCursor place(idx, index.numel());
+    for (std::int64_t row = 0; row < w.dim(0); ++row) {
+      const std::int64_t at = place(row);
+      const T* gr = at >= 0 ? g.data<T>() + at * d : zero.data();
+      const std::int64_t r = row * d;
+      s.apply(d, w.data<T>() + r, gr, m.data<T>() + r, v.data<T>() + r);
     }
   });
 }

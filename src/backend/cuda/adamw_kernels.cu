@@ -1,10 +1,13 @@
 // AdamW with decoupled weight decay and bias-corrected moments. CPU reference:
 // src/backend/cpu/cpu_adamw.cpp (adamw_update, adamw_update_rows), after torch.optim.AdamW.
 // Arithmetic in f32 on f32 masters and moments, or on stored 16-bit ones read into f32 and
-// rounded back stochastically (stored_values.cuh); an f16 gradient is widened first. The
-// sparse form updates the sampled class centres of a PartialFC shard and their moments only.
+// rounded back stochastically (stored_values.cuh); an f16 gradient is widened first. The row
+// form updates the sampled class centres of a PartialFC shard and their moments only; the
+// sparse-gradient form every row, the gradient zero off the sampled rows (PartialFC_V2's dense
+// parameter, sparse_grad_rows.cuh).
 #include "backend/cuda/adamw_kernels.h"
 #include "backend/cuda/kernel_common.cuh"
+#include "backend/cuda/sparse_grad_rows.cuh"
 #include "backend/cuda/stored_values.cuh"
 
 namespace pfc::cuda {
@@ -78,6 +81,29 @@ __global__ void sparse_kernel(TW* w, TM* m, TM* v, std::int64_t table_rows, std:
   }
 }
 
+template <class TW, class TM, class TG>
+__global__ void sparse_grad_kernel(TW* w, TM* m, TM* v, std::int64_t table_rows,
+                                   std::int64_t cols, const std::int64_t* index, const TG* g,
+                                   std::int64_t count, Coefficients k, RoundingStreams r,
+                                   int* error_flag, int code) {
+  for_each_table_row(table_rows, index, count, error_flag, code,
+                     [&](std::int64_t row, std::int64_t pos) {
+                       const std::int64_t base = row * cols;
+                       const TG* gr = pos >= 0 ? g + pos * cols : nullptr;
+                       const std::uint64_t first =
+                           r.first_element + static_cast<std::uint64_t>(base);
+                       for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+                         float vw = to_float(w[base + c]), vm = to_float(m[base + c]),
+                               vv = to_float(v[base + c]);
+                         adamw_step(vw, vm, vv, gr ? to_float(gr[c]) : 0.0f, k);
+                         const std::uint64_t element = first + static_cast<std::uint64_t>(c);
+                         w[base + c] = store_rounded<TW>(vw, r.weight, element);
+                         m[base + c] = store_rounded<TM>(vm, r.first_moment, element);
+                         v[base + c] = store_rounded<TM>(vv, r.second_moment, element);
+                       }
+                     });
+}
+
 }  // namespace
 
 void launch_adamw_update(void* w, DType w_dtype, const void* g, DType g_dtype, void* m, void* v,
@@ -115,6 +141,29 @@ void launch_adamw_update_rows(void* w, DType w_dtype, void* m, void* v, DType mo
       using TM = decltype(m_tag);
       using TG = decltype(g_tag);
       sparse_kernel<TW, TM, TG><<<grid_size(count, 1, 32), kBlock, 0, stream>>>(
+          static_cast<TW*>(w), static_cast<TM*>(m), static_cast<TM*>(v), table_rows, cols, index,
+          static_cast<const TG*>(g), count, coefficients(c), r, error_flag, code);
+      PFC_CHECK_LAUNCH();
+    });
+  });
+}
+
+void launch_adamw_update_sparse_grad(void* w, DType w_dtype, void* m, void* v,
+                                     DType moment_dtype, std::int64_t table_rows,
+                                     std::int64_t cols, const std::int64_t* index, const void* g,
+                                     DType g_dtype, std::int64_t count, const AdamWConstants& c,
+                                     const AdamWRounding& rounding, int* error_flag, int code,
+                                     cudaStream_t stream) {
+  if (table_rows == 0) return;
+  constexpr int kBlock = 128;
+  const RoundingStreams r = rounding_streams(rounding.key, rounding.first_row, cols);
+  dispatch_optimised(w_dtype, moment_dtype, "adamw_update_sparse_grad", [&](auto w_tag,
+                                                                            auto m_tag) {
+    dispatch_float(g_dtype, "adamw_update_sparse_grad", [&](auto g_tag) {
+      using TW = decltype(w_tag);
+      using TM = decltype(m_tag);
+      using TG = decltype(g_tag);
+      sparse_grad_kernel<TW, TM, TG><<<sparse_grad_grid(table_rows, kBlock), kBlock, 0, stream>>>(
           static_cast<TW*>(w), static_cast<TM*>(m), static_cast<TM*>(v), table_rows, cols, index,
           static_cast<const TG*>(g), count, coefficients(c), r, error_flag, code);
       PFC_CHECK_LAUNCH();

@@ -1,10 +1,12 @@
 // SGD with momentum and weight decay. CPU reference: src/backend/cpu/cpu_sgd.cpp
 // (sgd_update, sgd_update_rows), after torch.optim.SGD: g' = g + wd * w; m = momentum * m + g';
-// w -= lr * m. The sparse form is the seed's partial_fc.py: only the sampled rows move. Stored
-// 16-bit weights and momentum are read into f32 and rounded back stochastically
-// (stored_values.cuh).
+// w -= lr * m. The row form is the seed's partial_fc.py: only the sampled rows move; the
+// sparse-gradient form is PartialFC_V2's dense parameter: every row moves, the gradient is zero
+// off the sampled rows (sparse_grad_rows.cuh). Stored 16-bit weights and momentum are read
+// into f32 and rounded back stochastically (stored_values.cuh).
 #include "backend/cuda/kernel_common.cuh"
 #include "backend/cuda/sgd_kernels.h"
+#include "backend/cuda/sparse_grad_rows.cuh"
 #include "backend/cuda/stored_values.cuh"
 
 namespace pfc::cuda {
@@ -66,6 +68,27 @@ __global__ void sparse_kernel(TW* w, TM* m, std::int64_t table_rows, std::int64_
   }
 }
 
+template <class TW, class TM, class TG>
+__global__ void sparse_grad_kernel(TW* w, TM* m, std::int64_t table_rows, std::int64_t cols,
+                                   const std::int64_t* index, const TG* g, std::int64_t count,
+                                   Coefficients k, RoundingStreams r, int* error_flag, int code) {
+  for_each_table_row(table_rows, index, count, error_flag, code,
+                     [&](std::int64_t row, std::int64_t pos) {
+                       TW* wr = w + row * cols;
+                       TM* mr = m + row * cols;
+                       const TG* gr = pos >= 0 ? g + pos * cols : nullptr;
+                       const std::uint64_t first =
+                           r.first_element + static_cast<std::uint64_t>(row * cols);
+                       for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+                         float vw = to_float(wr[c]), vm = to_float(mr[c]);
+                         sgd_step(vw, vm, gr ? to_float(gr[c]) : 0.0f, k);
+                         const std::uint64_t element = first + static_cast<std::uint64_t>(c);
+                         wr[c] = store_rounded<TW>(vw, r.weight, element);
+                         mr[c] = store_rounded<TM>(vm, r.first_moment, element);
+                       }
+                     });
+}
+
 Coefficients coefficients(const SgdConstants& c) {
   return {static_cast<float>(c.lr), static_cast<float>(c.momentum),
           static_cast<float>(c.weight_decay)};
@@ -106,6 +129,28 @@ void launch_sgd_update_rows(void* w, DType w_dtype, void* m, DType m_dtype,
       using TM = decltype(m_tag);
       using TG = decltype(g_tag);
       sparse_kernel<TW, TM, TG><<<grid_size(count, 1, 32), kBlock, 0, stream>>>(
+          static_cast<TW*>(w), static_cast<TM*>(m), table_rows, cols, index,
+          static_cast<const TG*>(g), count, coefficients(c), r, error_flag, code);
+      PFC_CHECK_LAUNCH();
+    });
+  });
+}
+
+void launch_sgd_update_sparse_grad(void* w, DType w_dtype, void* m, DType m_dtype,
+                                   std::int64_t table_rows, std::int64_t cols,
+                                   const std::int64_t* index, const void* g, DType g_dtype,
+                                   std::int64_t count, const SgdConstants& c,
+                                   const SgdRounding& rounding, int* error_flag, int code,
+                                   cudaStream_t stream) {
+  if (table_rows == 0) return;
+  constexpr int kBlock = 128;
+  const RoundingStreams r = rounding_streams(rounding.key, rounding.first_row, cols);
+  dispatch_optimised(w_dtype, m_dtype, "sgd_update_sparse_grad", [&](auto w_tag, auto m_tag) {
+    dispatch_float(g_dtype, "sgd_update_sparse_grad", [&](auto g_tag) {
+      using TW = decltype(w_tag);
+      using TM = decltype(m_tag);
+      using TG = decltype(g_tag);
+      sparse_grad_kernel<TW, TM, TG><<<sparse_grad_grid(table_rows, kBlock), kBlock, 0, stream>>>(
           static_cast<TW*>(w), static_cast<TM*>(m), table_rows, cols, index,
           static_cast<const TG*>(g), count, coefficients(c), r, error_flag, code);
       PFC_CHECK_LAUNCH();

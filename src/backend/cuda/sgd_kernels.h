@@ -36,4 +36,14 @@ void launch_sgd_update_rows(void* w, DType w_dtype, void* m, DType m_dtype,
                             const SgdConstants& c, const SgdRounding& rounding, int* error_flag,
                             int code, cudaStream_t stream);
 
+// The whole of w and m [table_rows, cols] with a sparse gradient: row i of g [count, cols] at
+// row index[i] (sorted, unique), zero elsewhere. An index outside the table, unsorted or
+// repeated, records `code` in *error_flag.
+void launch_sgd_update_sparse_grad(void* w, DType w_dtype, void* m, DType m_dtype,
+                                   std::int64_t table_rows, std::int64_t cols,
+                                   const std::int64_t* index, const void* g, DType g_dtype,
+                                   std::int64_t count, const SgdConstants& c,
+                                   const SgdRounding& rounding, int* error_flag, int code,
+                                   cudaStream_t stream);
+
 }  // namespace pfc::cuda
