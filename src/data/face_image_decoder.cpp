@@ -44,6 +44,14 @@ bool FaceImageDecoder::read_size(std::span<const std::uint8_t> jpeg, int& width,
     why = jpeg.empty() ? std::string("no image bytes")
                        : fmt::format("not a readable JPEG: {}",
                                      tjGetErrorStr2(static_cast<tjhandle>(handle_)));
+    // A header that failed leaves libjpeg-turbo's decompressor inside the header, and the next
+    // good image would read as 0 x 0: a fresh one for the next image.
+    if (!jpeg.empty()) {
+      tjDestroy(static_cast<tjhandle>(handle_));
+      handle_ = tjInitDecompress();
+      PFC_CHECK(handle_ != nullptr, "libjpeg-turbo: cannot create a decompressor: {}",
+                tjGetErrorStr2(nullptr));
+    }
     return false;
   }
   return true;
@@ -79,6 +87,36 @@ bool FaceImageDecoder::decode(std::span<const std::uint8_t> jpeg, bool flip, flo
     }
   }
   return true;
+}
+
+bool FaceImageDecoder::decode_rgb(std::span<const std::uint8_t> jpeg,
+                                  std::vector<std::uint8_t>& rgb, int& width, int& height,
+                                  std::string& why) {
+  if (!read_size(jpeg, width, height, why)) return false;
+  // A stream cut before its first frame can read as tables only, 0 x 0: no image to decode
+  // (and TurboJPEG would take 0 x 0 for "the image's own size").
+  if (width < 1 || height < 1) {
+    why = "not a readable JPEG: it holds no image";
+    return false;
+  }
+  // A damaged header can claim 65535 x 65535; no camera makes photos beyond this.
+  constexpr long long kMaxPixels = 1LL << 26;
+  if (static_cast<long long>(width) * height > kMaxPixels) {
+    why = fmt::format("image is {}x{}, more than the {} pixels a photo may have", width, height,
+                      kMaxPixels);
+    return false;
+  }
+  // Room behind the last pixel: libjpeg-turbo's SIMD colour conversion stores whole vectors
+  // and may write a few bytes past a row that is not a multiple of them (valgrind sees it).
+  constexpr std::size_t kSimdSlack = 64;
+  rgb.resize(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 3 + kSimdSlack);
+  auto* handle = static_cast<tjhandle>(handle_);
+  if (tjDecompress2(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()), rgb.data(),
+                    width, 0, height, TJPF_RGB, 0) == 0)
+    return true;
+  why = fmt::format("JPEG {}: {}", tjGetErrorCode(handle) == TJERR_WARNING ? "damaged" : "error",
+                    tjGetErrorStr2(handle));
+  return false;
 }
 
 }  // namespace pfc

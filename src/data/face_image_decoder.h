@@ -26,6 +26,11 @@ class FaceImageDecoder {
   // `why` for anything that is not a clean JPEG of the right size: libjpeg-turbo's warnings
   // (a truncated or corrupt stream it would fill with grey) count as damage too.
   bool decode(std::span<const std::uint8_t> jpeg, bool flip, float* out, std::string& why);
+  // A photo of any size, for faces aligned afterwards (data/face_align.h): its RGB bytes
+  // [height, width, 3] at the start of `rgb` (which may be longer), with the damage rules of
+  // decode().
+  bool decode_rgb(std::span<const std::uint8_t> jpeg, std::vector<std::uint8_t>& rgb, int& width,
+                  int& height, std::string& why);
   // Width and height from the JPEG header alone.
   bool read_size(std::span<const std::uint8_t> jpeg, int& width, int& height, std::string& why);
 
