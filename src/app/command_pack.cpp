@@ -10,6 +10,7 @@
 
 #include "app/commands.h"
 #include "core/error.h"
+#include "data/aligned_photos.h"
 #include "data/dataset_packer.h"
 
 namespace pfc {
@@ -20,6 +21,7 @@ struct PackOptions {
   std::string image_dir;
   std::string out_prefix;
   std::int64_t image_size = 112;
+  std::string landmarks;
 };
 
 int run_pack(const PackOptions& options) {
@@ -28,8 +30,12 @@ int run_pack(const PackOptions& options) {
   if (world_size != 1)
     throw UsageError(fmt::format("pfc pack runs as a single process, not under {} ranks",
                                  world_size));
-  const PackSummary summary =
-      pack_image_folder(options.image_dir, options.out_prefix, options.image_size);
+  std::unique_ptr<AlignedPhotos> aligned;
+  if (!options.landmarks.empty())
+    aligned = std::make_unique<AlignedPhotos>(options.landmarks, options.image_dir,
+                                              options.image_size);
+  const PackSummary summary = pack_image_folder(options.image_dir, options.out_prefix,
+                                                options.image_size, aligned.get());
   const std::string folder = std::filesystem::path(options.out_prefix).parent_path().string();
   const bool is_train = std::filesystem::path(options.out_prefix).filename() == "train";
   fmt::print("packed {} images of {} identities into {} and {}", summary.images,
@@ -57,8 +63,13 @@ CommandRunner add_pack_command(CLI::App& app) {
   cmd->add_option("OUT_PREFIX", options->out_prefix, "output path without .rec/.idx")
       ->required();
   cmd->add_option("--image-size", options->image_size,
-                  "width and height every image must have; others are left out")
+                  "width and height every image must have; others are left out (with "
+                  "--landmarks: the size of the aligned crops)")
       ->capture_default_str();
+  cmd->add_option("--landmarks", options->landmarks,
+                  "align raw photos of any size: FILE holds lines 'path x1 y1 ... x5 y5' (path "
+                  "relative to IMAGE_DIR; left eye, right eye, nose, mouth corners), and each "
+                  "photo is aligned as insightface aligns faces for arcface");
   return [options] { return run_pack(*options); };
 }
 
