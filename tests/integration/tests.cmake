@@ -40,3 +40,4 @@ set_tests_properties(integration.kill_resume_33 PROPERTIES ENVIRONMENT
 set_tests_properties(integration.learning_verification PROPERTIES COST 320)
 set_tests_properties(integration.golden_partial_fc_mpi PROPERTIES COST 135)
 set_tests_properties(integration.golden_parity PROPERTIES COST 95)
+pfc_script_test(integration.ijb ijb.sh LABELS "integration;mpi" TIMEOUT 600)
