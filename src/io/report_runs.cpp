@@ -1,10 +1,10 @@
 #include "io/report_runs.h"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "core/error.h"
 #include "io/hdf5.h"
+#include "io/report_files.h"
 
 namespace pfc {
 
@@ -80,23 +80,8 @@ double samples_per_s_with_comm(const BenchRun& run) {
 }
 
 FoundRuns find_bench_runs(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
-  for (const std::string& path : paths) {
-    if (!fs::exists(path))
-      throw UsageError("report: '" + path + "' does not exist (give folders that runs wrote)");
-    if (fs::is_regular_file(path)) {
-      files.push_back(path);
-      continue;
-    }
-    for (const auto& entry : fs::recursive_directory_iterator(
-             path, fs::directory_options::follow_directory_symlink |
-                       fs::directory_options::skip_permission_denied))
-      if (entry.is_regular_file() && entry.path().filename() == kMetricsFileName)
-        files.push_back(entry.path().string());
-  }
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
-
+  const std::vector<std::string> files = report_files(
+      paths, [](const fs::path& file) { return file.filename() == kMetricsFileName; });
   FoundRuns found;
   for (const std::string& file : files) {
     // A run killed while writing can leave a file HDF5 cannot open; the others still count.

@@ -10,6 +10,7 @@
 #    listed twice, ...): a message naming the file and the line, exit code 2, before any
 #    embedding and without an output file; an --output that is not pfc's is left alone;
 #  - SIGTERM during the embedding pass: exit 1, no output and no temporary file;
+#  - pfc report shows the TAR table, jobs/plot_report.py --ijb draws the ROC (matplotlib);
 #  - pfc pack --landmarks aligns the raw photos into 112x112 records that pfc embed reads;
 #    a bad landmark file is refused naming the line;
 #  - from PyPI (a virtual environment under the build folder; skipped when PyPI cannot be
@@ -145,6 +146,19 @@ code=$?
 grep -q "stopped by a signal" "$work/stopped.log" || fail "SIGTERM: no message"
 [ -e "$work/stopped.h5" ] || [ -e "$work/stopped.h5.tmp" ] && fail "SIGTERM: a file was left"
 echo "ok   SIGTERM (exit $code, nothing written)"
+
+# ---- pfc report and the ROC figure ------------------------------------------------------
+"$PFC" report "$work/run" >"$work/report.md" 2>&1 || { fail "pfc report"; cat "$work/report.md"; }
+grep -q "IJB" "$work/report.md" || fail "pfc report has no IJB table"
+grep -F "$result" "$work/report.md" | grep -qF "$(echo "$ours" | awk '{print $3}')" ||
+  { fail "pfc report's IJB row lacks TAR@1e-4 $(echo "$ours" | awk '{print $3}')";
+    cat "$work/report.md"; }
+if "$python" -c 'import matplotlib' 2>/dev/null; then
+  "$python" jobs/plot_report.py --ijb "$result" "$work/ijbb.h5" --out "$work/plots" ||
+    fail "plot_report.py --ijb"
+  [[ $(head -c 4 "$work/plots/roc.png" | od -An -c | tr -d ' ') == '211PNG' ]] ||
+    fail "roc.png is not a PNG"
+fi
 
 # ---- pfc pack --landmarks ---------------------------------------------------------------
 "$PFC" pack "$work/photos" "$work/packed/train" --landmarks "$work/photos/landmarks.txt" \
