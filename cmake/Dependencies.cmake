@@ -14,10 +14,16 @@ find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(Threads REQUIRED)
 find_package(libjpeg-turbo REQUIRED)
+find_package(PNG REQUIRED)
 # ONNX export (libonnx-dev): its CMake targets link protobuf::libprotobuf, which FindProtobuf
 # defines, so protobuf is looked up first.
 find_package(Protobuf REQUIRED)
 find_package(ONNX REQUIRED CONFIG)
+# PyTorch's model files (torch.save writes a zip archive) are read through libzip. Found by
+# its header and library: Debian's libzip-dev ships a CMake config that also demands the
+# command-line tools of other packages (zipcmp, zipmerge, ziptool).
+find_path(LIBZIP_INCLUDE_DIR zip.h REQUIRED)
+find_library(LIBZIP_LIBRARY zip REQUIRED)
 
 set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)
@@ -26,7 +32,8 @@ find_path(CBLAS_INCLUDE_DIR cblas.h
           HINTS /usr/include/x86_64-linux-gnu/openblas-pthread REQUIRED)
 
 add_library(pfc_deps INTERFACE)
-target_include_directories(pfc_deps INTERFACE ${HDF5_C_INCLUDE_DIRS} ${CBLAS_INCLUDE_DIR})
+target_include_directories(pfc_deps INTERFACE ${HDF5_C_INCLUDE_DIRS} ${CBLAS_INCLUDE_DIR}
+                                             ${LIBZIP_INCLUDE_DIR})
 target_compile_definitions(pfc_deps INTERFACE ${HDF5_C_DEFINITIONS} TOML_HEADER_ONLY=1
                                               SPDLOG_HEADER_ONLY FMT_HEADER_ONLY)
 # Only MPI's C API is used: keep <mpi.h> from pulling in the deprecated C++ bindings, whose
@@ -35,4 +42,4 @@ target_compile_definitions(pfc_deps INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPIC
 target_link_libraries(pfc_deps INTERFACE
   MPI::MPI_C ${HDF5_C_LIBRARIES} CLI11::CLI11
   spdlog::spdlog_header_only fmt::fmt-header-only ${BLAS_LIBRARIES}
-  libjpeg-turbo::turbojpeg onnx Threads::Threads)
+  libjpeg-turbo::turbojpeg PNG::PNG onnx ${LIBZIP_LIBRARY} Threads::Threads)

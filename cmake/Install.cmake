@@ -1,16 +1,17 @@
 # What `cmake --install` adds beside the pfc executable so that the installed tree runs on a
 # machine that has neither this checkout's ../shared nor every library of the build machine:
-# the GPU test program, the golden reference files (arcface_torch in f64: the iresnet one and
-# the parity one of the training semantics), and the Debian
-# libraries that such machines lack - libturbojpeg, and ONNX with its protobuf (found through
-# the executables' $ORIGIN/../lib rpath; a system copy earlier in LD_LIBRARY_PATH takes
-# precedence).
+# the GPU test program, the golden reference files (arcface_torch in f64: the iresnet one, the
+# parity one of the training semantics, and the seed's and today's several-step ones), and the
+# Debian libraries that such machines lack - libturbojpeg, libpng, and ONNX with its protobuf
+# (found through the executables' $ORIGIN/../lib rpath; a system copy earlier in LD_LIBRARY_PATH
+# takes precedence).
 if(TARGET pfc_gpu_tests)
   set_target_properties(pfc_gpu_tests PROPERTIES INSTALL_RPATH "$ORIGIN/../lib")
   install(TARGETS pfc_gpu_tests RUNTIME DESTINATION bin)
 endif()
 
-foreach(golden iresnet_arcface_torch_f64.h5 arcface_torch_parity_f64.h5)
+foreach(golden iresnet_arcface_torch_f64.h5 arcface_torch_parity_f64.h5 arcface_torch_seed_f64.h5
+               arcface_torch_v2_dense_f64.h5)
   set(PFC_GOLDEN_FILE ${CMAKE_SOURCE_DIR}/../shared/golden/${golden})
   if(EXISTS ${PFC_GOLDEN_FILE})
     install(FILES ${PFC_GOLDEN_FILE} DESTINATION share/pfc/golden)
@@ -28,7 +29,7 @@ function(pfc_install_shared_library library)
   endif()
 endfunction()
 
-foreach(target libjpeg-turbo::turbojpeg onnx onnx_proto)
+foreach(target libjpeg-turbo::turbojpeg PNG::PNG onnx onnx_proto)
   if(TARGET ${target})
     get_target_property(location ${target} LOCATION)
     pfc_install_shared_library(${location})

@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake g++ make libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools libcli11-dev
           libtomlplusplus-dev libspdlog-dev libfmt-dev libgtest-dev libopenblas-dev
-          libturbojpeg0-dev libonnx-dev libprotobuf-dev python3 python3-venv python3-h5py
-          python3-numpy ${PFC_EXTRA_PACKAGES:-})
+          libturbojpeg0-dev libpng-dev libdnnl-dev libonnx-dev libprotobuf-dev libzip-dev python3
+          python3-venv python3-h5py python3-numpy ${PFC_EXTRA_PACKAGES:-})
 if command -v dpkg-query >/dev/null && command -v apt-get >/dev/null; then
   missing=()
   for p in "${packages[@]}"; do

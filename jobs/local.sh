@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on one machine. Builds pfc (installing what is missing), then:
 #  - with a GPU: the 3-million-identity Partial FC 0.1 headline config on one GPU, 200 steps;
-#  - without:    input/smoke.toml on 2 CPU ranks.
+#  - without:    input/smoke.toml on 2 CPU ranks, each with half the CPUs as its threads
+#                 (OMP_NUM_THREADS, when not set already).
 # It prints the training log (also kept in the run's training.log) and where metrics.h5 is.
 # Each run writes a folder of its own, output/<config>-<date and time> (pfc train never starts
 # a new run where another one is).
@@ -18,7 +19,10 @@ if "$pfc" info | grep -q "visible GPUs: [1-9]"; then
   mpiexec -n 1 "$pfc" train input/3millions_pfc.toml --set steps=200 --set output=\"$out\" "$@"
 else
   out=output/smoke-$stamp
-  mpiexec -n 2 "$pfc" train input/smoke.toml --set output=\"$out\" "$@"
+  # 2 ranks x OMP_NUM_THREADS threads, the CPUs shared between them; unbound, so that a rank's
+  # threads may use the CPUs given to it.
+  export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(($(nproc) / 2 > 0 ? $(nproc) / 2 : 1))}
+  mpiexec -n 2 --bind-to none "$pfc" train input/smoke.toml --set output=\"$out\" "$@"
 fi
 echo "metrics: $out/metrics.h5   (h5ls -r $out/metrics.h5; checkpoints in $out/ckpt;" \
   "log in $out/training.log)"

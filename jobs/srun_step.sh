@@ -6,11 +6,12 @@
 #                     arrive meanwhile; sets $step_status to its exit status
 #   $stop_requested   1 once SIGUSR1 or SIGTERM reached this script
 # The launcher is `srun --mpi=pmix --kill-on-bad-exit=1` (PFC_SRUN_MPI, PFC_SRUN_ARGS add to
-# it), or PFC_LAUNCHER instead. SIGUSR1 (Slurm's warning before the time limit, sent to the
-# batch shell by --signal=B:USR1@…) is passed on to the step: srun hands it to every rank and
-# the trainer stops at the next step boundary. SIGTERM is only noted: Slurm sends it to the
-# step's ranks itself (scancel, preemption, the time limit), and a rank that got it twice
-# would not wait for its checkpoint.
+# it), or PFC_LAUNCHER instead; outside a Slurm job, without PFC_LAUNCHER, the script stops
+# with exit 2 saying so (srun could not start the ranks there). SIGUSR1 (Slurm's warning
+# before the time limit, sent to the batch shell by --signal=B:USR1@…) is passed on to the
+# step: srun hands it to every rank and the trainer stops at the next step boundary. SIGTERM
+# is only noted: Slurm sends it to the step's ranks itself (scancel, preemption, the time
+# limit), and a rank that got it twice would not wait for its checkpoint.
 
 jobs_home=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 pfc_bin=${PFC_BIN:-}
@@ -28,11 +29,22 @@ fi
 if [[ -n ${SLURM_CPUS_PER_TASK:-} && -z ${SRUN_CPUS_PER_TASK:-} ]]; then
   export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK
 fi
+# Each rank computes on OMP_NUM_THREADS threads (oneDNN's and pfc's CPU loops): one per CPU
+# Slurm gave the task, unless the job says otherwise.
+if [[ -n ${SLURM_CPUS_PER_TASK:-} && -z ${OMP_NUM_THREADS:-} ]]; then
+  export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK
+fi
 
 step_launcher=(srun --mpi="${PFC_SRUN_MPI:-pmix}" --kill-on-bad-exit=1)
 read -r -a step_extra_args <<<"${PFC_SRUN_ARGS:-}"
 step_launcher+=("${step_extra_args[@]}")
 [[ -n ${PFC_LAUNCHER:-} ]] && read -r -a step_launcher <<<"$PFC_LAUNCHER"
+if [[ -z ${PFC_LAUNCHER:-} && -z ${SLURM_JOB_ID:-} ]]; then
+  echo "${0##*/}: not inside a Slurm job (no SLURM_JOB_ID), so srun cannot start the ranks:" \
+    "submit it with sbatch, or set PFC_LAUNCHER to the command that starts them here," \
+    "e.g. PFC_LAUNCHER=\"mpiexec -n 2\" bash $0 ... (jobs/README.md)" >&2
+  exit 2
+fi
 
 stop_requested=0
 step_child=

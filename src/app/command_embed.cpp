@@ -7,24 +7,29 @@
 //   /issame           [n / 2] u8: the pair labels (a verification .bin; pair p = rows 2p, 2p+1)
 //   attributes of /: checkpoint, step, network, input, flip, image_size, embedding_size
 // INPUT is one .bin file, one dataset folder (train.rec + train.idx), or image files and
-// folders of them. The file is written under a temporary name and renamed when complete, so
-// an earlier one is replaced only by a whole one.
+// folders of them. Under mpiexec/srun the ranks share the images, in batches, and rank 0
+// writes the file. It is written under a temporary name and renamed when complete
+// (io/staged_file.h), so an earlier one is replaced only by a whole one; an output that is one
+// of the command's inputs (io/output_path.h) is refused before anything is read.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <mpi.h>
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
 #include <memory>
 
 #include "app/commands.h"
+#include "app/rank_place.h"
 #include "backend/backend.h"
-#include "eval/embedding_extractor.h"
+#include "config/config.h"
+#include "eval/embed_on_ranks.h"
 #include "eval/open_backbone.h"
 #include "eval/image_progress.h"
-#include "io/durable_file.h"
+#include "io/checkpoint_layout.h"
 #include "io/hdf5.h"
 #include "io/hdf5_row_datasets.h"
+#include "io/output_path.h"
+#include "io/staged_file.h"
 
 namespace pfc {
 
@@ -44,6 +49,14 @@ struct EmbedOptions {
 
 enum class InputKind { bin, dataset, files };
 
+// What the output must not be: the inputs, and the run the checkpoint belongs to (its
+// checkpoints, metrics.h5, training.log).
+std::vector<fs::path> protected_inputs(const EmbedOptions& options) {
+  std::vector<fs::path> inputs(options.inputs.begin(), options.inputs.end());
+  for (fs::path& file : run_files_of(options.checkpoint)) inputs.push_back(std::move(file));
+  return inputs;
+}
+
 InputKind input_kind(const std::vector<std::string>& inputs) {
   const bool one = inputs.size() == 1;
   if (one && fs::path(inputs[0]).extension() == ".bin") return InputKind::bin;
@@ -58,20 +71,17 @@ InputKind input_kind(const std::vector<std::string>& inputs) {
 }
 
 int run_embed(const EmbedOptions& options) {
-  int world_size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  if (world_size != 1)
-    throw UsageError(fmt::format("pfc embed runs as a single process, not under {} ranks",
-                                 world_size));
   if (options.fp16 && options.device != "cuda")
     throw UsageError("--fp16 needs --device cuda (the CPU backend computes in f32)");
-  if (fs::is_directory(options.output))
-    throw UsageError(fmt::format("--output '{}' is a folder; name the .h5 file to write",
-                                 options.output));
+  check_output_path(options.output, "--output", protected_inputs(options));
 
   const InputKind kind = input_kind(options.inputs);
-  std::unique_ptr<Backend> backend =
-      make_backend(parse_backend_kind(options.device, "--device"));
+  // The ranks of an mpiexec/srun job share the images; rank 0 writes the file.
+  RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"),
+                                    Config().collective_timeout_s);
+  Comm& comm = *place.comm;
+  const bool leader = comm.rank() == 0;
+  std::unique_ptr<Backend>& backend = place.backend;
   OpenBackboneOptions open;
   open.activations = backend->allocation_policy().activations(options.fp16);
   const OpenedBackbone opened = open_backbone(options.checkpoint, *backend, open);
@@ -98,13 +108,19 @@ int run_embed(const EmbedOptions& options) {
   }
   const std::int64_t n = source->size();
   if (n == 0) throw UsageError(fmt::format("{} holds no images", fmt::join(options.inputs, " ")));
-  spdlog::info("pfc embed: {} images through {} (step {}), {}, {} backend", n,
-               opened.checkpoint.path.string(), opened.checkpoint.step, backbone.describe(),
-               backend->name());
+  if (leader)
+    spdlog::info("pfc embed: {} images through {} (step {}), {}, {} backend, {} rank(s)", n,
+                 opened.checkpoint.path.string(), opened.checkpoint.step, backbone.describe(),
+                 backend->name(), comm.world_size());
+  const ImageTag tag = [&](std::int64_t i) { return records ? records->label(i) : 0; };
+  if (!leader) {
+    embed_on_ranks(backbone, *source, options.batch_size, options.flip, comm, tag, {});
+    return kExitOk;
+  }
 
-  const fs::path temporary = options.output + ".tmp";
+  StagedFile staged(options.output);
   {
-    h5::File file(temporary.string(), h5::Mode::create_truncate);
+    h5::File file(staged.temporary().string(), h5::Mode::create_truncate);
     const hid_t id = file.id();
     const std::int64_t emb = backbone.embedding_size();
     h5::create_appendable(id, "/embeddings", DType::f32, emb);
@@ -114,24 +130,23 @@ int run_embed(const EmbedOptions& options) {
       h5::create_appendable(id, "/labels", DType::i64, 0);
     }
     ImageProgress progress("embedded", n);
-    embed_images(backbone, *source, batch_ranges(n, options.batch_size), options.flip,
-                 [&](const ImageRange& r, const Tensor& embeddings, const Tensor& mirrored) {
-                   h5::append_rows(id, "/embeddings", backend->to_host(embeddings));
-                   if (options.flip)
-                     h5::append_rows(id, "/embeddings_flip", backend->to_host(mirrored));
-                   if (records) {
-                     Tensor keys = Tensor::host({r.size()}, DType::i64);
-                     for (std::int64_t i = 0; i < r.size(); ++i)
-                       keys.data<std::int64_t>()[i] = records->key(r.begin + i);
-                     h5::append_rows(id, "/keys", keys);
-                   }
-                   progress.update(r.end);
-                 });
-    if (records) {
-      Tensor all = Tensor::host({n}, DType::i64);
-      for (std::int64_t i = 0; i < n; ++i) all.data<std::int64_t>()[i] = records->label(i);
-      h5::append_rows(id, "/labels", all);
-    }
+    embed_on_ranks(backbone, *source, options.batch_size, options.flip, comm, tag,
+                   [&](const EmbeddedBatch& b) {
+                     const ImageRange& r = b.range;
+                     h5::append_rows(id, "/embeddings", b.embeddings);
+                     if (options.flip) h5::append_rows(id, "/embeddings_flip", b.mirrored);
+                     if (records) {
+                       Tensor keys = Tensor::host({r.size()}, DType::i64);
+                       Tensor labels = Tensor::host({r.size()}, DType::i64);
+                       for (std::int64_t i = 0; i < r.size(); ++i) {
+                         keys.data<std::int64_t>()[i] = records->key(r.begin + i);
+                         labels.data<std::int64_t>()[i] = b.tags[i];
+                       }
+                       h5::append_rows(id, "/keys", keys);
+                       h5::append_rows(id, "/labels", labels);
+                     }
+                     progress.update(r.end);
+                   });
     if (files) {
       std::vector<std::string> names;
       for (std::int64_t i = 0; i < n; ++i) names.push_back(files->path(i));
@@ -151,9 +166,9 @@ int run_embed(const EmbedOptions& options) {
     h5::write_attribute(id, "/", "image_size", s);
     h5::write_attribute(id, "/", "embedding_size", emb);
     h5::write_attribute(id, "/", "pfc_version", std::string(PFC_VERSION));
-    file.flush();
+    file.close();
   }
-  rename_durably(temporary, options.output);
+  commit_staged_files({&staged});
   fmt::print("wrote {} embeddings of {} values to {}\n", n, backbone.embedding_size(),
              options.output);
   return kExitOk;

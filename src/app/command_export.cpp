@@ -15,6 +15,8 @@
 #include "core/error.h"
 #include "eval/open_backbone.h"
 #include "export/onnx_export.h"
+#include "io/checkpoint_layout.h"
+#include "io/output_path.h"
 
 namespace pfc {
 
@@ -27,15 +29,6 @@ struct ExportOptions {
   std::string output;
 };
 
-void check_output_path(const fs::path& output) {
-  if (fs::is_directory(output))
-    throw UsageError(fmt::format("'{}' is a folder; name the .onnx file to write",
-                                 output.string()));
-  const fs::path folder = output.parent_path();
-  if (!folder.empty() && !fs::is_directory(folder))
-    throw UsageError(fmt::format("the folder of '{}' does not exist", output.string()));
-}
-
 int run_export(const ExportOptions& options) {
   int world_size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
@@ -43,7 +36,8 @@ int run_export(const ExportOptions& options) {
     throw UsageError(fmt::format("pfc export runs as a single process, not under {} ranks",
                                  world_size));
   const fs::path output = options.output;
-  check_output_path(output);
+  // Never over the checkpoint it reads (its model.h5) or anything else of that run.
+  check_output_path(output, "MODEL.onnx", run_files_of(options.checkpoint));
   std::unique_ptr<Backend> backend = make_backend(BackendKind::cpu);
   const OpenedBackbone opened = open_backbone(options.checkpoint, *backend);
   const Backbone& backbone = *opened.backbone;

@@ -1,9 +1,10 @@
 // `pfc golden FILE --case GROUP/CASE ...`: rebuilds arcface_torch's network from a golden
 // file, runs forward and backward on the chosen backend and precision, and compares every
 // stored tensor with the file's exact (f64) values by the precision's rule (golden_table.h); a
-// training case of the parity file (one with optimiser steps) runs them through the trainer's
-// step and compares the state after them. Exit code 3 when any tensor, or the fp32 median
-// rule, fails.
+// training case (one with optimiser steps) runs them through the trainer's step and compares
+// the state after them. Each case runs under the arcface_torch version that wrote it (its
+// `classifier_update` and `margin_gradient`), or the one the options name. Exit code 3 when
+// any tensor, or the fp32 median rule, fails.
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "app/golden_training.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
+#include "backend/cpu/cpu_backend.h"
 #include "config/config.h"
 
 namespace pfc {
@@ -29,6 +31,11 @@ struct GoldenOptions {
   std::string device = "cpu";
   std::string precision = "fp32";
   double tolerance = 0;  // 0: the precision's rule
+  // Replace the case's own arcface_torch version (its attributes): a case must fail under the
+  // other one. Empty: the case's.
+  std::string classifier_update;
+  std::string margin_gradient;
+  std::string cpu_convolutions = "reference";
 };
 
 int run_golden(const GoldenOptions& options) {
@@ -45,6 +52,11 @@ int run_golden(const GoldenOptions& options) {
   GoldenFile file(options.file);
   RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"),
                                     Config().collective_timeout_s);
+  // The host comm holds nothing of the backend, so the CPU one can be swapped for the kind asked.
+  if (options.device == "cpu")
+    place.backend = std::make_unique<CpuBackend>(options.cpu_convolutions == "onednn"
+                                                     ? CpuConvolutions::onednn
+                                                     : CpuConvolutions::reference);
   Comm& comm = *place.comm;
   Backend& backend = *place.backend;
   const bool report = comm.rank() == 0;
@@ -56,13 +68,18 @@ int run_golden(const GoldenOptions& options) {
       throw UsageError(fmt::format("--case '{}' is not GROUP/CASE (e.g. tiny/arcface_sr1)", spec));
     const std::string group = spec.substr(0, slash), case_name = spec.substr(slash + 1);
     const GoldenNetwork network = file.network(group);
-    const GoldenCase golden_case = file.golden_case(group, case_name);
+    GoldenCase golden_case = file.golden_case(group, case_name);
+    if (!options.classifier_update.empty())
+      golden_case.classifier_update = options.classifier_update;
+    if (!options.margin_gradient.empty()) golden_case.margin_gradient = options.margin_gradient;
 
     const auto start = std::chrono::steady_clock::now();
-    GoldenTable table(fmt::format("{}  ({}, {}, {} rank{}; against the {} file {})", spec,
-                                  options.device, options.precision, comm.world_size(),
+    GoldenTable table(fmt::format("{}  ({}, {}, {} rank{}; against the {} file {}; {} update, "
+                                  "{} margin gradient)",
+                                  spec, options.device, options.precision, comm.world_size(),
                                   comm.world_size() > 1 ? "s" : "", file.precision(),
-                                  file.path()),
+                                  file.path(), golden_case.classifier_update,
+                                  golden_case.margin_gradient),
                       rule);
     const DType gemm_operands = fp16 ? DType::f16 : run_dtype;
     if (const auto training = file.training(group, case_name)) {
@@ -108,6 +125,20 @@ CommandRunner add_golden_command(CLI::App& app) {
                   "the median of our error / arcface_torch's at most 1; fp64 (cpu only; "
                   "everything f64): within 1e-10 of exact; fp16 (cuda only): within 1e-2")
       ->check(CLI::IsMember({"fp32", "fp16", "fp64"}));
+  cmd->add_option("--classifier-update", options->classifier_update,
+                  "run the cases under this centre update instead of their own (sampled: the "
+                  "seed's; dense: today's PartialFC_V2); a case must fail under the other")
+      ->check(CLI::IsMember({"sampled", "dense"}));
+  cmd->add_option("--margin-gradient", options->margin_gradient,
+                  "run the cases under this margin gradient instead of their own (exact: the "
+                  "seed's; straight_through: today's)")
+      ->check(CLI::IsMember({"exact", "straight_through"}));
+  cmd->add_option("--cpu-convolutions", options->cpu_convolutions,
+                  "f32 convolutions on the CPU: reference (the forward pass accumulated in f64, "
+                  "as exact as the fp32 rule asks) or onednn (what training runs: f32 "
+                  "accumulation, faster)")
+      ->check(CLI::IsMember({"reference", "onednn"}))
+      ->capture_default_str();
   cmd->add_option("--tolerance", options->tolerance,
                   "replaces the per-tensor bound of the precision's rule (the fp32 median "
                   "rule still applies); a positive number")

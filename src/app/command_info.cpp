@@ -1,13 +1,16 @@
-// `pfc info`: what this build and machine offer — version, backends, visible GPUs, and the
+// `pfc info`: what this build and machine offer — version, backends, visible GPUs, the
 // versions of the libraries it runs on (for the CUDA ones, also those it was built with, and
-// the file each was loaded from).
+// the file each was loaded from), what runs the CPU backend's convolutions (oneDNN, its
+// version and instruction set, or the reference loops) and on how many threads.
 #include <H5public.h>
 #include <cblas.h>
 #include <fmt/core.h>
 #include <mpi.h>
 
 #include "app/commands.h"
+#include "app/thread_layout.h"
 #include "backend/backend.h"
+#include "backend/cpu/cpu_runtime.h"
 #include "core/build_revision.h"
 
 #ifdef PFC_HAVE_CUDA
@@ -38,13 +41,23 @@ int run_info() {
   H5get_libversion(&major, &minor, &release);
   fmt::print("MPI: {}\nHDF5: {}.{}.{}\nBLAS: {}\n", mpi, major, minor, release,
              openblas_get_config());
+  const ThreadLayout& threads = thread_layout();
+  fmt::print("CPU backend: {}\n", cpu::onednn_description());
+  fmt::print("CPU threads: {} per rank ({}; {} rank(s) on this node of {} CPUs)\n",
+             cpu::cpu_threads(),
+             threads.from_environment ? "OMP_NUM_THREADS" : "OMP_NUM_THREADS unset: the node's CPUs shared among its ranks",
+             threads.ranks_on_node, threads.node_cpus);
   return kExitOk;
 }
 
 }  // namespace
 
 CommandRunner add_info_command(CLI::App& app) {
-  app.add_subcommand("info", "Show the build, its backends and the visible GPUs");
+  app.add_subcommand("info", "Show the build, its backends and the visible GPUs")
+      ->footer(
+          "Run without mpiexec or srun, a pfc command is an MPI world of one rank (a "
+          "singleton); pfc then sets OMPI_MCA_ess_singleton_isolated=1 (unless it is set) so "
+          "that Open MPI needs no orted, as on a machine that has only the MPI library.");
   return [] { return run_info(); };
 }
 

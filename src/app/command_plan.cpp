@@ -4,8 +4,10 @@
 // or cuda backend, as one emulated rank or on the job's real ranks, and prints what each rank
 // would hold (pfc's tensors exact, the rest modelled) against the device's memory, the
 // arithmetic of a step and, on a named GPU, the least time a step can take; it writes
-// <output>/metrics.h5 as a run does, so `pfc report` reads plans like runs. A plan that does not
-// fit says so and still exits 0.
+// <output>/plan/metrics.h5, laid out as a run's metrics.h5, so `pfc report` reads plans like
+// runs. A plan has a folder of its own so that `pfc plan CONFIG` then `pfc train CONFIG` works:
+// the plan leaves nothing in `output` that makes it look like a run, and is kept beside the run
+// it planned. A plan that does not fit says so and still exits 0.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -17,6 +19,7 @@
 #include "app/rank_place.h"
 #include "backend/meta/meta_backend.h"
 #include "config/load_config.h"
+#include "io/checkpoint_layout.h"
 #include "io/hdf5.h"
 #include "plan/host_memory.h"
 #include "plan/plan_metrics.h"
@@ -35,7 +38,8 @@ struct PlanCommandOptions {
   std::int64_t steps = 2;
 };
 
-// A plan writes <output>/metrics.h5: never over a run's (only over an earlier plan's).
+// A plan writes <output>/plan/metrics.h5: never over a run's (an output set to another run's
+// plan/ folder), only over an earlier plan's.
 void check_output_holds_no_run(const std::string& metrics_path) {
   if (!std::filesystem::exists(metrics_path)) return;
   std::string device;
@@ -80,7 +84,7 @@ int run_plan(const PlanCommandOptions& options) {
   if (options.steps < 1)
     throw UsageError(fmt::format("--steps {}: a plan takes at least one step", options.steps));
   const std::string metrics_path =
-      (std::filesystem::path(cfg.output) / "metrics.h5").string();
+      (std::filesystem::path(cfg.output) / "plan" / kMetricsFile).string();
   check_output_holds_no_run(metrics_path);
 
   RankPlace place = make_run_place(cfg);

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "config/load_config.h"
 #include "io/durable_file.h"
+#include "io/output_path.h"
 #include "model/make_backbone.h"
 #include "train/trainer.h"
 #include "train/output_guard.h"
@@ -37,6 +38,8 @@ std::string slurm_attempt() {
 }
 
 int run_train(const TrainOptions& options) {
+  // Written when the run ends, perhaps days later: a path that cannot take it is refused now.
+  if (!options.outcome_file.empty()) check_output_path(options.outcome_file, "--outcome-file");
   Config cfg = load_config(options.config, options.overrides);
   if (cfg.device == "meta")
     throw UsageError("device = \"meta\" plans a run instead of running it: use `pfc plan "
@@ -81,7 +84,7 @@ int run_train(const TrainOptions& options) {
   if (leader && !options.outcome_file.empty()) {
     const bool saved = cfg.checkpoint_every >= 0;
     const char* outcome = !run.stopped_by_signal ? "done" : saved ? "stopped" : "interrupted";
-    replace_file_atomically(options.outcome_file, fmt::format("{} {}\n", outcome, run.steps_done));
+    write_whole_file(options.outcome_file, fmt::format("{} {}\n", outcome, run.steps_done));
   }
   return kExitOk;
 }
@@ -103,7 +106,8 @@ CommandRunner add_train_command(CLI::App& app) {
                   "when the run ends without an error, write how to FILE: \"done STEP\" (its "
                   "last step trained), \"stopped STEP\" (a stop signal ended it earlier, after "
                   "its checkpoint) or \"interrupted STEP\" (the same with checkpoint_every = "
-                  "-1: nothing to continue from); for job scripts (jobs/train.sbatch)");
+                  "-1: nothing to continue from); for job scripts (jobs/train.sbatch). A file is "
+                  "replaced whole (where a link leads); a FIFO or device is written in place");
   return [options] { return run_train(*options); };
 }
 

@@ -13,6 +13,7 @@
 #include "app/rank_place.h"
 #include "backend/backend.h"
 #include "config/config.h"
+#include "eval/check_verification_bins.h"
 #include "eval/open_backbone.h"
 #include "eval/image_progress.h"
 #include "eval/verify_on_ranks.h"
@@ -62,6 +63,9 @@ int run_verify(const VerifyOptions& options) {
                  opened.checkpoint.path.string(), opened.checkpoint.step,
                  opened.backbone->describe(), place.backend->name(), options.fp16 ? " fp16" : "",
                  comm.world_size());
+  // Every image of every file decodes at the network's size before the first forward.
+  check_verification_bins(bins, opened.backbone->image_size(), comm.rank(), comm.world_size());
+  comm.barrier();
   for (const auto& bin : bins) {
     const auto start = std::chrono::steady_clock::now();
     ImageProgress line(fmt::format("verifying {}:", bin->name()), bin->images());

@@ -19,6 +19,7 @@ CommandRunner add_report_command(CLI::App& app);
 CommandRunner add_verify_command(CLI::App& app);
 CommandRunner add_embed_command(CLI::App& app);
 CommandRunner add_export_command(CLI::App& app);
+CommandRunner add_import_command(CLI::App& app);
 CommandRunner add_ijb_command(CLI::App& app);
 
 }  // namespace pfc

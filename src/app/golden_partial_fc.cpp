@@ -24,6 +24,7 @@ void check_golden_partial_fc(const GoldenFile& file, const GoldenNetwork& networ
   options.dtype = dtype;
   options.gemm_operands = gemm_operands;
   options.interclass_filtering_threshold = golden_case.interclass_filtering_threshold;
+  options.margin_gradient = parse_margin_gradient(golden_case.margin_gradient);
   PartialFc head(backend, comm, options);
   head.set_global_weight(file.class_centres(network));
   const std::string sampled_path = group + "/" + golden_case.name + "/sampled_index";

@@ -5,6 +5,7 @@
 
 #include "app/golden_backbone.h"
 #include "pfc/partial_fc.h"
+#include "pfc/shard_gather.h"
 #include "train/loss_scaler.h"
 #include "train/training_step.h"
 
@@ -23,19 +24,28 @@ OptimizerSettings optimizer_of(const GoldenTraining& t) {
   return s;
 }
 
-// The micro-batches of one step, on the device: stored batch i is micro-batch i.
+// The stored batches the steps train on, on the device: stored batch i is micro-batch i of
+// every step, or the batch of the steps that training.step_batch gives it.
 struct StoredBatches {
   std::vector<Tensor> images, labels;
 };
 
-StoredBatches stored_batches(const GoldenFile& file, const std::string& group, int count,
-                             Backend& backend) {
+StoredBatches stored_batches(const GoldenFile& file, const std::string& group,
+                             const GoldenTraining& training, Backend& backend) {
+  int count = static_cast<int>(training.gradient_acc);
+  for (const int b : training.step_batch) count = std::max(count, b + 1);
   StoredBatches b;
   for (int i = 0; i < count; ++i) {
     b.images.push_back(golden_images(backend, file.input(group, i)));
     b.labels.push_back(file.labels(group, i));
   }
   return b;
+}
+
+// Stored batch of micro-batch i of step s.
+std::size_t batch_of(const GoldenTraining& training, std::int64_t step, std::int64_t i) {
+  if (training.step_batch.empty()) return static_cast<std::size_t>(i);
+  return static_cast<std::size_t>(training.step_batch[static_cast<std::size_t>(step)]);
 }
 
 }  // namespace
@@ -60,6 +70,8 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
   head_options.gemm_operands = gemm_operands;
   head_options.interclass_filtering_threshold = golden_case.interclass_filtering_threshold;
   head_options.optimizer = optimizer_of(training);
+  head_options.classifier_update = parse_classifier_update(golden_case.classifier_update);
+  head_options.margin_gradient = parse_margin_gradient(golden_case.margin_gradient);
   PartialFc head(backend, comm, head_options);
   head.set_global_weight(file.class_centres(network));
 
@@ -68,13 +80,14 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
   LossScaler scaler(activations == DType::f16, network.batch);
   TrainingStep step(backend, comm, model, head, scaler,
                     {training.gradient_acc, training.clip_grad_norm, head_options.optimizer});
-  const StoredBatches batches =
-      stored_batches(file, group, static_cast<int>(training.gradient_acc), backend);
+  const StoredBatches batches = stored_batches(file, group, training, backend);
   std::vector<double> losses;
   for (std::int64_t s = 0; s < training.steps; ++s) {
+    if (!training.sampled_index.empty())
+      head.inject_sampled_classes(training.sampled_index[static_cast<std::size_t>(s)]);
     const StepResult result = step.run(
         [&](std::int64_t i) {
-          const auto k = static_cast<std::size_t>(i);
+          const std::size_t k = batch_of(training, s, i);
           return MicroBatch{&batches.images[k], &batches.labels[k]};
         },
         s, training.lr);
@@ -108,6 +121,15 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
   PFC_CHECK(centres_ref.has_value(), "{} stores no pfc.weight", case_path);
   compare_reference(table, "pfc.weight", to_host_f64(backend, head.gather_global_weight()),
                     *centres_ref);
+  // The seed's file keeps the momentum rows too: the sampled update leaves the others as they
+  // were, the dense one moves them all.
+  if (const auto momentum_ref = file.reference(group, golden_case.name, "pfc.momentum")) {
+    PFC_CHECK(head.optimizer().kind() == OptimizerKind::sgd,
+              "{} stores pfc.momentum, but its optimiser is not SGD", case_path);
+    const Tensor momentum = gather_class_shards(backend, comm, head.layout(),
+                                                head.optimizer_state().moments[0]);
+    compare_reference(table, "pfc.momentum", to_host_f64(backend, momentum), *momentum_ref);
+  }
   for (const Buffer* b : model.buffers()) {
     const auto ref = file.reference(group, golden_case.name, "running_stats/" + b->name);
     if (ref) compare_reference(table, b->name, to_host_f64(backend, b->value), *ref);

@@ -1,8 +1,7 @@
-// The training half of `pfc golden`, for the parity file's optimiser cases (sgd_2steps,
-// adamw_2steps, sgd_acc2): iresnet and PartialFC rebuilt from the fill rule take the case's
-// optimiser steps through TrainingStep, the trainer's own step, and the losses, every trained
-// parameter, the class centres and the running statistics afterwards are compared with
-// arcface_torch's.
+// The training half of `pfc golden`: the parity file's optimiser cases (sgd_2steps,
+// adamw_2steps, sgd_acc2) and the several-step cases at sample rate 0.1 and 0 of the seed's
+// and today's arcface_torch, taken through TrainingStep, the trainer's own step, and compared
+// with arcface_torch's state after them.
 #pragma once
 
 #include "app/golden_table.h"

@@ -5,6 +5,7 @@
 
 #include "app/commands.h"
 #include "app/process_context.h"
+#include "app/thread_layout.h"
 #include "core/build_revision.h"
 #include "core/error.h"
 
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   add(pfc::add_verify_command);
   add(pfc::add_embed_command);
   add(pfc::add_export_command);
+  add(pfc::add_import_command);
   add(pfc::add_ijb_command);
 
   try {
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
     return process.finish(app.exit(e) == 0 ? pfc::kExitOk : pfc::kExitUsage);
   }
   return process.run([&] {
+    pfc::set_up_threads();
     for (auto& [sub, runner] : commands)
       if (sub->parsed()) return runner();
     return static_cast<int>(pfc::kExitUsage);

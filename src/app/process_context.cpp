@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "core/error.h"
@@ -20,12 +21,21 @@ std::string& command_line_storage() {
 
 const std::string& process_command_line() { return command_line_storage(); }
 
+void prefer_isolated_singleton() {
+  // A launcher (mpiexec, srun, a PMI/PMIx server) announces itself in the environment.
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(name) != nullptr) return;
+  // 0: a value the user set stays.
+  ::setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+}
+
 ProcessContext::ProcessContext(int& argc, char**& argv) {
   std::string& command_line = command_line_storage();
   for (int i = 0; i < argc; ++i) {
     if (i > 0) command_line += ' ';
     command_line += argv[i];
   }
+  prefer_isolated_singleton();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);

@@ -11,6 +11,13 @@ namespace pfc {
 // The command line this process was started with, as one string (for run metadata).
 const std::string& process_command_line();
 
+// Started without a launcher, a pfc process is an MPI world of one (a singleton), and Open MPI
+// would fork an `orted` to hold its runtime: where only the MPI library is installed (an
+// installed tree carried to a GPU node, a container) MPI_Init then aborts. pfc never spawns
+// processes, so it asks for an isolated singleton (OMPI_MCA_ess_singleton_isolated=1), which
+// needs none, unless the variable is set already or a launcher started the process.
+void prefer_isolated_singleton();
+
 class ProcessContext {
  public:
   ProcessContext(int& argc, char**& argv);

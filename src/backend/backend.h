@@ -180,7 +180,7 @@ class Backend {
   virtual void exp_and_row_sum(Tensor& logits, const Tensor& global_max, Tensor& row_sum) = 0;
   // In place: p := exp / global_sum; target_prob[b] = p at local_label[b] (0 when -1);
   // then p becomes the gradient w.r.t. cos: scale * (p - onehot) / global_batch (the margin
-  // is straight-through, as in arcface_torch).
+  // is straight-through, as in PartialFC_V2; scale_target_column makes it exact).
   virtual void softmax_grad(Tensor& exp_logits, const Tensor& global_sum,
                             const Tensor& local_label, double scale, std::int64_t global_batch,
                             Tensor& target_prob) = 0;
@@ -193,6 +193,18 @@ class Backend {
   // grad [batch, classes] *= keep: a filtered cosine was replaced by a constant,
   // so no gradient reaches it.
   virtual void interclass_filter_backward(Tensor& grad, const Tensor& keep) = 0;
+  // The exact gradient of the margin (the seed's losses.py differentiates its acos and cos):
+  // factor [batch] = d/dc (cos(m1 * acos(c) + m2) - m3) at the target's cosine
+  // c = clamp(cos[b, local_label[b]], -1, 1), that is m1 * sin(m1 * theta + m2) / sin(theta);
+  // 1 for CosFace and no margin (m1 = 1, m2 = 0), and where the label is -1. Infinite at
+  // c = +-1, where the seed's own arithmetic is not finite either. Call it on cos before
+  // margin_logits overwrites it.
+  virtual void margin_gradient_factor(const Tensor& cos, const Tensor& local_label,
+                                      const MarginParams& margin, Tensor& factor) = 0;
+  // grad[b, local_label[b]] *= factor[b] for every row whose label is not -1: turns
+  // softmax_grad's straight-through gradient into the exact one.
+  virtual void scale_target_column(Tensor& grad, const Tensor& local_label,
+                                   const Tensor& factor) = 0;
 
   // ---- optimisers (PyTorch semantics) ---------------------------------------------------
   // w and its optimiser state share one type: f32 masters, f64 in an f64 run (the CPU
@@ -211,6 +223,15 @@ class Backend {
   // other rows and their moments untouched).
   virtual void adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
                                  const Tensor& g, const AdamWParams& p) = 0;
+  // torch.optim's update of the whole of w (SGD: and m; AdamW: and m, v) when its gradient is
+  // sparse: row i of g at row index[i] (sorted, unique), zero on every other row. Every row
+  // decays and every moment moves, exactly as for a dense zero-filled gradient, without one
+  // being materialised (PartialFC_V2's centres: one dense parameter, gradient on the sampled
+  // rows only).
+  virtual void sgd_update_sparse_grad(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
+                                      double lr, double momentum, double weight_decay) = 0;
+  virtual void adamw_update_sparse_grad(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                        const Tensor& g, const AdamWParams& p) = 0;
 };
 
 // The CPU and meta backends always exist; the CUDA one when built with CUDA and a GPU is visible

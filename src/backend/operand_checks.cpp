@@ -199,6 +199,16 @@ void row_step(const OperandRules& r, const Tensor& w, const Tensor& m, const Ten
   index_vector(r, index, g.dim(0), op);
 }
 
+// The per-row margin primitives: a [rows, classes] matrix, its labels and one statistic per row.
+void target_rows(const OperandRules& r, const Tensor& matrix_operand, const char* matrix_name,
+                 const Tensor& local_label, const Tensor& factor, const char* op) {
+  matrix(r, matrix_operand, op, matrix_name);
+  margin_rows(r, matrix_operand.dim(0), op);
+  vector_of(r, local_label, matrix_operand.dim(0), DType::i64, op, "local_label");
+  vector_of(r, factor, matrix_operand.dim(0), statistic_type(r, matrix_operand.dtype()), op,
+            "factor");
+}
+
 }  // namespace
 
 void copy(const OperandRules& r, const Tensor& src, const Tensor& dst) {
@@ -468,6 +478,16 @@ void interclass_filter_backward(const OperandRules& r, const Tensor& grad, const
   keep_mask(r, keep, grad, op);
 }
 
+void margin_gradient_factor(const OperandRules& r, const Tensor& cos, const Tensor& local_label,
+                            const Tensor& factor) {
+  target_rows(r, cos, "cos", local_label, factor, "margin_gradient_factor");
+}
+
+void scale_target_column(const OperandRules& r, const Tensor& grad, const Tensor& local_label,
+                         const Tensor& factor) {
+  target_rows(r, grad, "grad", local_label, factor, "scale_target_column");
+}
+
 void sgd_update(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m) {
   dense_step(r, w, g, m, "sgd_update");
 }
@@ -487,6 +507,17 @@ void adamw_update_rows(const OperandRules& r, const Tensor& w, const Tensor& m, 
                        const Tensor& index, const Tensor& g) {
   row_step(r, w, m, index, g, "adamw_update_rows");
   like(r, v, w, "adamw_update_rows", "v");
+}
+
+void sgd_update_sparse_grad(const OperandRules& r, const Tensor& w, const Tensor& m,
+                            const Tensor& index, const Tensor& g) {
+  row_step(r, w, m, index, g, "sgd_update_sparse_grad");
+}
+
+void adamw_update_sparse_grad(const OperandRules& r, const Tensor& w, const Tensor& m,
+                              const Tensor& v, const Tensor& index, const Tensor& g) {
+  row_step(r, w, m, index, g, "adamw_update_sparse_grad");
+  like(r, v, w, "adamw_update_sparse_grad", "v");
 }
 
 }  // namespace pfc::operand_check

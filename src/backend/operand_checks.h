@@ -87,6 +87,10 @@ void softmax_grad(const OperandRules& r, const Tensor& exp_logits, const Tensor&
 void interclass_filter(const OperandRules& r, const Tensor& cos, const Tensor& local_label,
                        const Tensor& keep);
 void interclass_filter_backward(const OperandRules& r, const Tensor& grad, const Tensor& keep);
+void margin_gradient_factor(const OperandRules& r, const Tensor& cos, const Tensor& local_label,
+                            const Tensor& factor);
+void scale_target_column(const OperandRules& r, const Tensor& grad, const Tensor& local_label,
+                         const Tensor& factor);
 
 // ---- optimiser ----
 void sgd_update(const OperandRules& r, const Tensor& w, const Tensor& g, const Tensor& m);
@@ -96,5 +100,9 @@ void adamw_update(const OperandRules& r, const Tensor& w, const Tensor& g, const
                   const Tensor& v);
 void adamw_update_rows(const OperandRules& r, const Tensor& w, const Tensor& m, const Tensor& v,
                        const Tensor& index, const Tensor& g);
+void sgd_update_sparse_grad(const OperandRules& r, const Tensor& w, const Tensor& m,
+                            const Tensor& index, const Tensor& g);
+void adamw_update_sparse_grad(const OperandRules& r, const Tensor& w, const Tensor& m,
+                              const Tensor& v, const Tensor& index, const Tensor& g);
 
 }  // namespace pfc::operand_check

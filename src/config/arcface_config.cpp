@@ -166,6 +166,12 @@ std::vector<std::string> translate(Settings& settings, const fs::path& file) {
   settings["device"] = {string_value("cuda"),
                         fmt::format("{} (arcface_torch trains on GPUs)", file.string()), -1};
 
+  // PartialFC_V2 and CombinedMarginLoss, which train_v2.py trains with; a file may still choose.
+  const std::string v2 = fmt::format("{} (train_v2.py's PartialFC_V2)", file.string());
+  settings.try_emplace("classifier_update", Setting{string_value("dense"), v2, -1});
+  settings.try_emplace("margin_gradient", Setting{string_value("straight_through"), v2, -1});
+  settings.try_emplace("classifier_precision", Setting{string_value("fp32"), v2, -1});
+
   const auto decay = settings.find("decay_epoch");
   settings["lr_schedule"] = {
       string_value(decay == settings.end() ? "polynomial" : "step"),

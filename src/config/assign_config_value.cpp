@@ -4,6 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -128,14 +131,25 @@ struct Assigner {
   }
 };
 
-// Text that reads as a number but reached us as a string: TOML could not hold it (an integer
-// beyond 64 bits, a float beyond double), so `--set` passed it on as text.
+// Text that reads as a number TOML cannot hold (an integer beyond 64 bits, a float beyond
+// double), which `--set` passes on as text. A string that holds an ordinary number
+// (`config.lr = "0.1"` in a Python config) is a string, and said to be one.
 bool is_unrepresentable_number(const ConfigKey& key, const toml::node& value) {
   const bool numeric = std::holds_alternative<std::int64_t Config::*>(key.field) ||
                        std::holds_alternative<double Config::*>(key.field);
   const auto* s = value.as_string();
+  static const std::regex integer(R"([+-]?[0-9][0-9_]*)");
   static const std::regex number(R"([+-]?[0-9][0-9_]*(\.[0-9_]*)?([eE][+-]?[0-9]+)?)");
-  return numeric && s && std::regex_match(s->get(), number);
+  if (!numeric || !s || !std::regex_match(s->get(), number)) return false;
+  std::string digits = s->get();
+  std::erase(digits, '_');
+  if (std::regex_match(digits, integer)) {
+    std::int64_t parsed = 0;
+    const auto [end, error] = std::from_chars(
+        digits.data() + (digits[0] == '+'), digits.data() + digits.size(), parsed);
+    return error == std::errc::result_out_of_range;
+  }
+  return std::isinf(std::strtod(digits.c_str(), nullptr));
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ struct Config {
   // ---- arcface_torch's keys -------------------------------------------------------------
   std::string network = "r50";        // r18 ... r200, "custom" (layers/widths), mbf, mbf_large
   std::int64_t embedding_size = 512;
-  double sample_rate = 1.0;           // fraction of each shard's class centres per step
+  double sample_rate = 1.0;           // fraction of each shard's class centres per step; 0: positives
   bool fp16 = true;
   std::int64_t batch_size = 128;      // per rank
   double lr = 0.1;                    // as applied, or for a global batch of 512 (lr_scaling)
@@ -41,6 +41,11 @@ struct Config {
 
   // ---- ours ------------------------------------------------------------------------------
   std::string method = "pfc";         // "dp" | "mp" | "pfc"
+  // Which arcface_torch the classifier follows (README, "The two arcface_torch versions"): the
+  // seed's by default (sampled, exact); an imported .py config takes today's.
+  std::string classifier_update = "sampled";  // "sampled" | "dense"
+  std::string margin_gradient = "exact";      // "exact" | "straight_through"
+  std::string classifier_precision = "fp16";  // "fp16" (f16 GEMMs with fp16 on) | "fp32"
   std::string device = "cpu";         // "cpu" | "cuda" | "meta" (pfc plan)
   std::string plan_for = "cuda";      // device = "meta": the backend a plan is of
   bool memory_check = true;           // pfc train refuses a run its plan says does not fit
@@ -58,6 +63,7 @@ struct Config {
   std::int64_t keep_checkpoints = 2;
   ResumeMode resume = ResumeMode::off;
   std::string resume_from;  // a checkpoint folder (or a run's output folder) to start from
+  std::string pretrained;   // a new run's backbone: a pfc run, a model.pt or an ONNX model
   std::int64_t data_workers = 4;
   std::int64_t divergence_steps = 3;  // stop as diverged after this many non-finite losses
   double collective_timeout_s = 1800.0;  // a collective waiting longer ends the run; 0: never

@@ -14,4 +14,12 @@ std::vector<ConfigDifference> config_differences(const Config& before, const Con
   return differences;
 }
 
+std::vector<ConfigDifference> training_differences(const Config& before, const Config& after) {
+  std::vector<ConfigDifference> differences = config_differences(before, after);
+  std::erase_if(differences, [](const ConfigDifference& d) {
+    return find_config_key(d.key)->role != KeyRole::training;
+  });
+  return differences;
+}
+
 }  // namespace pfc

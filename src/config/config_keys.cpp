@@ -24,10 +24,12 @@ const ConfigKey kKeys[] = {
     {"embedding_size", &Config::embedding_size, "length of the face embedding",
      {.min = at_least(1)}},
     {"sample_rate", &Config::sample_rate,
-     "fraction of each rank's class centres used per step; 1.0 uses all of them",
-     {.min = above(0), .max = at_most(1)}},
+     "fraction of each rank's class centres used per step, at least its positive classes; 1.0 "
+     "uses all of them, 0 the positives alone (PartialFC_V2)",
+     {.min = at_least(0), .max = at_most(1)}},
     {"fp16", &Config::fp16,
-     "mixed precision: dynamic loss scale, f16 classifier GEMMs, f16 backbone on cuda"},
+     "mixed precision: dynamic loss scale, f16 backbone on cuda, and f16 classifier GEMMs unless "
+     "classifier_precision = \"fp32\""},
     {"batch_size", &Config::batch_size, "images per rank per step", {.min = at_least(1)}},
     {"lr", &Config::lr,
      "learning rate: applied as given with lr_scaling = \"none\", times global batch / 512 "
@@ -63,31 +65,46 @@ const ConfigKey kKeys[] = {
      "training data: \"synthetic\", or a folder holding train.rec and train.idx",
      {.non_empty = true}},
     {"output", &Config::output, "folder for metrics.h5, logs and checkpoints",
-     {.non_empty = true}},
+     {.non_empty = true}, KeyRole::operation},
     {"seed", &Config::seed, "seed of every random stream: initial weights, class sampling, synthetic data",
      {.min = at_least(0)}},
     {"frequent", &Config::frequent, "log speed, loss and learning rate every this many steps",
-     {.min = at_least(1)}},
+     {.min = at_least(1)}, KeyRole::operation},
     {"val_targets", &Config::val_targets,
      "verification sets checked during training: names of insightface .bin files in `rec` "
      "(<rec>/<name>.bin, e.g. [\"lfw\", \"cfp_fp\", \"agedb_30\"]); [] checks none",
-     {.non_empty = true}},
+     {.non_empty = true}, KeyRole::operation},
     {"verbose", &Config::verbose,
      "run the verification of val_targets every this many steps, and after the last one",
-     {.min = at_least(1)}},
+     {.min = at_least(1)}, KeyRole::operation},
     // ---- ours --------------------------------------------------------------------------------
     {"method", &Config::method,
      "classifier: dp (whole on every rank), mp (split by class), pfc (split and sampled)",
      {.choices = "dp|mp|pfc"}},
+    {"classifier_update", &Config::classifier_update,
+     "how a step moves the class centres at sample rate < 1: sampled (the seed's partial_fc.py: "
+     "only the sampled rows and their momentum) or dense (partial_fc_v2.py: one parameter, so "
+     "weight decay and the optimiser's moments reach every row every step)",
+     {.choices = "sampled|dense"}},
+    {"margin_gradient", &Config::margin_gradient,
+     "the ArcFace margin's gradient: exact (the seed's losses.py: the target's gradient carries "
+     "sin(theta + m) / sin(theta)) or straight_through (today's CombinedMarginLoss, margin under "
+     "no_grad); CosFace is the same either way",
+     {.choices = "exact|straight_through"}},
+    {"classifier_precision", &Config::classifier_precision,
+     "with fp16 = true: fp16 runs the classifier's three GEMMs on f16 operands (pfc's speed "
+     "choice); fp32 keeps the classifier in fp32 as both arcface_torch versions do. With fp16 = "
+     "false everything is fp32",
+     {.choices = "fp16|fp32"}},
     {"device", &Config::device,
      "where to compute; \"meta\" plans the run instead (pfc plan): memory, arithmetic, bound",
-     {.choices = "cpu|cuda|meta"}},
+     {.choices = "cpu|cuda|meta"}, KeyRole::operation},
     {"plan_for", &Config::plan_for,
      "with device = \"meta\": the backend the plan is of (its allocations and operand rules)",
-     {.choices = "cpu|cuda"}},
+     {.choices = "cpu|cuda"}, KeyRole::operation},
     {"memory_check", &Config::memory_check,
      "pfc train first plans the run and refuses it (exit 2) when it needs more memory than the "
-     "device or host has"},
+     "device or host has", {}, KeyRole::operation},
     {"layers", &Config::layers, "blocks in each of the four stages when network = \"custom\"",
      {.min = at_least(1)}},
     {"widths", &Config::widths, "channels of the four iresnet stages",
@@ -110,41 +127,50 @@ const ConfigKey kKeys[] = {
     {"clip_grad_norm", &Config::clip_grad_norm,
      "the backbone gradient is clipped to this global L2 norm", {.min = above(0)}},
     {"steps", &Config::steps, "stop after this many steps; 0 runs every epoch",
-     {.min = at_least(0)}},
+     {.min = at_least(0)}, KeyRole::operation},
     {"synthetic_labels", &Config::synthetic_labels,
      "labels of synthetic data: constant (all 1, as the seed) or uniform over the classes",
      {.choices = "constant|uniform"}},
     {"checkpoint_every", &Config::checkpoint_every,
      "write a checkpoint every this many steps; 0: only at the end (and on a stop signal); "
      "-1: never (benchmarks)",
-     {.min = at_least(-1)}},
+     {.min = at_least(-1)}, KeyRole::operation},
     {"keep_checkpoints", &Config::keep_checkpoints, "how many recent checkpoints to keep",
-     {.min = at_least(1)}},
+     {.min = at_least(1)}, KeyRole::operation},
     {"resume", &Config::resume,
      "continue from the latest checkpoint in `output`: true (there must be one), \"auto\" "
-     "(when there is one, else start a new run: for jobs that may be requeued), or false"},
+     "(when there is one, else start a new run: for jobs that may be requeued), or false",
+     {}, KeyRole::operation},
     {"resume_from", &Config::resume_from,
      "start a new run in `output` from this checkpoint: a step_NNNNNNN folder, or a run's output "
-     "folder (its latest checkpoint); on any number of ranks"},
+     "folder (its latest checkpoint); on any number of ranks", {}, KeyRole::operation},
+    {"pretrained", &Config::pretrained,
+     "start a new run from this backbone, with new class centres for num_classes and a fresh "
+     "optimiser, step and schedule (fine-tuning): a pfc run or checkpoint folder, a PyTorch "
+     "model.pt (arcface_torch's torch.save of the backbone) or an ONNX model (torch2onnx.py's, "
+     "pfc export's); \"\" starts from the network's own initialisation",
+     {}, KeyRole::operation},
     {"data_workers", &Config::data_workers, "threads decoding images on each rank",
-     {.min = at_least(1)}},
+     {.min = at_least(1)}, KeyRole::operation},
     {"divergence_steps", &Config::divergence_steps,
      "stop the run as diverged (status \"diverged\", exit 1, the last good checkpoint kept) "
      "after this many consecutive steps with a non-finite loss",
-     {.min = at_least(1)}},
+     {.min = at_least(1)}, KeyRole::operation},
     {"collective_timeout_s", &Config::collective_timeout_s,
      "a collective that some rank has not joined after this many seconds ends the run, naming "
      "the ranks that did not arrive; 0 waits forever",
-     {.min = at_least(0)}},
+     {.min = at_least(0)}, KeyRole::operation},
     {"emulate_world_size", &Config::emulate_world_size,
      "when > 0, one process plays one rank of a world of this size; 0 uses the real world",
-     {.min = at_least(0)}},
+     {.min = at_least(0)}, KeyRole::operation},
     {"emulate_rank", &Config::emulate_rank, "the rank played when emulating",
-     {.min = at_least(0)}},
+     {.min = at_least(0)}, KeyRole::operation},
     {"emulate_bandwidth_gbps", &Config::emulate_bandwidth_gbps,
-     "per-GPU bus bandwidth of the modelled network, GB/s", {.min = above(0)}},
+     "per-GPU bus bandwidth of the modelled network, GB/s", {.min = above(0)},
+     KeyRole::operation},
     {"emulate_latency_us", &Config::emulate_latency_us,
-     "latency of one hop of a modelled ring collective, microseconds", {.min = at_least(0)}},
+     "latency of one hop of a modelled ring collective, microseconds", {.min = at_least(0)},
+     KeyRole::operation},
 };
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {

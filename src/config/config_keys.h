@@ -38,11 +38,20 @@ struct ConfigLimits {
   std::size_t length = 0;         // arrays: exact number of elements (0: any)
 };
 
+// What a key decides. A run that continues a checkpoint under another config is told which of
+// its `training` keys changed (config_differences.h); `operation` keys only say where, how long
+// or how the run is carried out, and change freely between attempts.
+enum class KeyRole {
+  training,  // what the run computes: the model, the loss, the optimiser, the data, the schedule
+  operation  // where it writes, when it stops and logs, how it is executed and watched
+};
+
 struct ConfigKey {
   std::string_view name;
   ConfigField field;
   std::string_view doc;
   ConfigLimits limits = {};
+  KeyRole role = KeyRole::training;
 };
 
 // Every key, in the order config_to_toml writes them.

@@ -224,25 +224,84 @@ class Lexer {
           value += e;
           continue;
         }
-        switch (e) {
-          case '\\': value += '\\'; break;
-          case '\'': value += '\''; break;
-          case '"': value += '"'; break;
-          case 'n': value += '\n'; break;
-          case 't': value += '\t'; break;
-          case 'r': value += '\r'; break;
-          case '0': value += '\0'; break;
-          default:
-            // Python keeps an unknown escape as written.
-            value += '\\';
-            value += e;
-        }
+        escape(e, line, value);
         continue;
       }
       value += c;
       ++pos_;
     }
     return {TokenKind::string, value, 0, 0.0, line};
+  }
+
+  // The escape `\e` of a string (its backslash and `e` already read), as Python 3 decodes it
+  // into `value` (UTF-8).
+  void escape(char e, int line, std::string& value) {
+    switch (e) {
+      case '\\': value += '\\'; return;
+      case '\'': value += '\''; return;
+      case '"': value += '"'; return;
+      case 'a': value += '\a'; return;
+      case 'b': value += '\b'; return;
+      case 'f': value += '\f'; return;
+      case 'n': value += '\n'; return;
+      case 'r': value += '\r'; return;
+      case 't': value += '\t'; return;
+      case 'v': value += '\v'; return;
+      case 'x': return append_utf8(hex_digits(2, "\\xXX", line), line, value);
+      case 'u': return append_utf8(hex_digits(4, "\\uXXXX", line), line, value);
+      case 'U': return append_utf8(hex_digits(8, "\\UXXXXXXXX", line), line, value);
+      case 'N':
+        fail(line, "\\N{...} names a character by its Unicode name, which this reader does not "
+                   "look up; write the character itself");
+      default:
+        break;
+    }
+    if (e >= '0' && e <= '7') {  // one to three octal digits
+      std::uint32_t code = static_cast<std::uint32_t>(e - '0');
+      for (int i = 0; i < 2 && pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '7';
+           ++i)
+        code = code * 8 + static_cast<std::uint32_t>(text_[pos_++] - '0');
+      return append_utf8(code, line, value);
+    }
+    // Python keeps an unknown escape as written.
+    value += '\\';
+    value += e;
+  }
+
+  std::uint32_t hex_digits(int count, const char* form, int line) {
+    std::uint32_t code = 0;
+    for (int i = 0; i < count; ++i) {
+      const char c = pos_ < text_.size() ? text_[pos_] : '\0';
+      if (!std::isxdigit(static_cast<unsigned char>(c)))
+        fail(line, fmt::format("truncated {} escape", form));
+      code = code * 16 + static_cast<std::uint32_t>(
+                             std::isdigit(static_cast<unsigned char>(c))
+                                 ? c - '0'
+                                 : std::tolower(static_cast<unsigned char>(c)) - 'a' + 10);
+      ++pos_;
+    }
+    return code;
+  }
+
+  void append_utf8(std::uint32_t code, int line, std::string& value) const {
+    if (code > 0x10FFFF) fail(line, fmt::format("\\U{:08X} is beyond Unicode", code));
+    if (code >= 0xD800 && code <= 0xDFFF)
+      fail(line, fmt::format("\\u{:04x} is a lone surrogate, which no UTF-8 text holds", code));
+    if (code < 0x80) {
+      value += static_cast<char>(code);
+    } else if (code < 0x800) {
+      value += static_cast<char>(0xC0 | (code >> 6));
+      value += static_cast<char>(0x80 | (code & 0x3F));
+    } else if (code < 0x10000) {
+      value += static_cast<char>(0xE0 | (code >> 12));
+      value += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      value += static_cast<char>(0x80 | (code & 0x3F));
+    } else {
+      value += static_cast<char>(0xF0 | (code >> 18));
+      value += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+      value += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+      value += static_cast<char>(0x80 | (code & 0x3F));
+    }
   }
 
   std::string_view text_;
@@ -253,6 +312,28 @@ class Lexer {
 };
 
 // ---- values -------------------------------------------------------------------------------
+
+// Bounds no config comes near (arcface_torch's nest a tuple in a statement and hold a few
+// short strings), so that a hostile file is refused at once instead of exhausting the stack
+// or the memory: Python's own parser stops at 200 nested parentheses.
+constexpr int kMaxNesting = 100;
+// Items plus characters, counting every nested value (see value_size).
+constexpr std::int64_t kMaxValueSize = std::int64_t{1} << 16;
+constexpr std::int64_t kMaxFileSize = std::int64_t{1} << 20;
+
+// How deep `value` nests: 0 for a scalar, 1 for a list of scalars.
+int value_depth(const PyValue& value) {
+  int deepest = 0;
+  for (const PyValue& item : value.items) deepest = std::max(deepest, value_depth(item));
+  return value.is_sequence() ? deepest + 1 : 0;
+}
+
+// One per value, plus a string's characters: what holding the value costs, in units.
+std::int64_t value_size(const PyValue& value) {
+  std::int64_t size = 1 + static_cast<std::int64_t>(value.string.size());
+  for (const PyValue& item : value.items) size += value_size(item);
+  return size;
+}
 
 std::string_view kind_name(PyValue::Kind kind) {
   switch (kind) {
@@ -386,6 +467,11 @@ class Reader {
     const int line = first.line;
     PyValue value = expression_list();
     if (is_op("=")) fail(line, "chained assignments are not config values");
+    file_size_ += value_size(value);
+    if (file_size_ > kMaxFileSize)
+      fail(line, fmt::format("the values of this file hold more than {} items and characters; "
+                             "a config holds far fewer",
+                             kMaxFileSize));
     values_[key] = value;
     assignments_.push_back({key, std::move(value), line});
   }
@@ -485,6 +571,7 @@ class Reader {
   PyValue factor() {
     if (is_op("-") || is_op("+")) {
       const Token& op = next();
+      const Nested nested(*this, op.line);
       PyValue v = factor();
       if (!v.is_number())
         fail(op.line, fmt::format("unary '{}' on {}", op.text, kind_name(v.kind)));
@@ -502,6 +589,7 @@ class Reader {
     PyValue base = atom();
     if (!is_op("**")) return base;
     const Token& op = next();
+    const Nested nested(*this, op.line);
     PyValue exponent = factor();  // right-associative, binds tighter than a unary sign on its left
     return binary(op, base, exponent);
   }
@@ -557,6 +645,7 @@ class Reader {
       if (open.text == "{") fail(open.line, "dictionaries and sets are not config values here");
       fail(open.line, fmt::format("unexpected '{}'", open.text));
     }
+    const Nested nested(*this, open.line);
     const std::string close = open.text == "(" ? ")" : "]";
     PyValue seq;
     seq.kind = open.text == "(" ? PyValue::Kind::tuple : PyValue::Kind::list;
@@ -571,6 +660,7 @@ class Reader {
     expect_op(close);
     // (x) is x; (x,) and () are tuples.
     if (open.text == "(" && seq.items.size() == 1 && !comma) return seq.items.front();
+    check_built(seq, open.line);
     return seq;
   }
 
@@ -580,6 +670,7 @@ class Reader {
     if (a.is_number() && b.is_number()) return arithmetic(line, o, a, b);
     if (o == "+" && a.kind == b.kind &&
         (a.kind == PyValue::Kind::string || a.is_sequence())) {
+      check_size(value_size(a) + value_size(b) - 1, line);
       PyValue out = a;
       out.string += b.string;
       out.items.insert(out.items.end(), b.items.begin(), b.items.end());
@@ -589,11 +680,17 @@ class Reader {
       const PyValue& seq = a.kind == PyValue::Kind::integer ? b : a;
       const std::int64_t n = a.kind == PyValue::Kind::integer ? a.integer : b.integer;
       if (seq.kind == PyValue::Kind::string || seq.is_sequence()) {
-        if (n > 4096) fail(line, fmt::format("repeating a value {} times is not a config", n));
+        const std::int64_t each = value_size(seq) - 1;  // what one repetition adds
+        // Python repeats a sequence max(n, 0) times; an empty one any number of times is empty.
+        const std::int64_t times = each == 0 ? 0 : std::max<std::int64_t>(n, 0);
+        std::int64_t size = 0;
+        if (__builtin_mul_overflow(each, times, &size) || __builtin_add_overflow(size, 1, &size))
+          size = std::numeric_limits<std::int64_t>::max();
+        check_size(size, line);
         PyValue out = seq;
         out.string.clear();
         out.items.clear();
-        for (std::int64_t i = 0; i < n; ++i) {
+        for (std::int64_t i = 0; i < times; ++i) {
           out.string += seq.string;
           out.items.insert(out.items.end(), seq.items.begin(), seq.items.end());
         }
@@ -612,9 +709,8 @@ class Reader {
       else if (o == "-") overflow = __builtin_sub_overflow(x, y, &r);
       else if (o == "*") overflow = __builtin_mul_overflow(x, y, &r);
       else if (o == "**") {
-        if (y < 0) return make_floating(std::pow(static_cast<double>(x), static_cast<double>(y)));
-        r = 1;
-        for (std::int64_t i = 0; i < y && !overflow; ++i) overflow = __builtin_mul_overflow(r, x, &r);
+        if (y < 0) return arithmetic(line, o, make_floating(static_cast<double>(x)), b);
+        overflow = !integer_power(x, y, r);
       } else {  // // and %: Python floors, so the remainder takes the divisor's sign
         if (y == 0) fail(line, fmt::format("integer division or modulo by zero ('{}')", o));
         if (x == std::numeric_limits<std::int64_t>::min() && y == -1) overflow = true;
@@ -634,21 +730,103 @@ class Reader {
     if (o == "+") return make_floating(x + y);
     if (o == "-") return make_floating(x - y);
     if (o == "*") return make_floating(x * y);
-    if (o == "**") return make_floating(std::pow(x, y));
+    if (o == "**") return float_power(line, x, y);
     if (y == 0) fail(line, fmt::format("float division by zero ('{}')", o));
     if (o == "/") return make_floating(x / y);
     const double q = std::floor(x / y);
     return make_floating(o == "//" ? q : x - q * y);
   }
 
+  // x ** y for y >= 0 by repeated squaring (63 rounds at most); false when it overflows 64 bits.
+  static bool integer_power(std::int64_t x, std::int64_t y, std::int64_t& r) {
+    r = 1;
+    std::int64_t base = x;
+    while (y > 0) {
+      if ((y & 1) != 0 && __builtin_mul_overflow(r, base, &r)) return false;
+      y >>= 1;
+      if (y > 0 && __builtin_mul_overflow(base, base, &base)) return false;
+    }
+    return true;
+  }
+
+  // Python's float power: what it refuses (ZeroDivisionError, OverflowError, a complex
+  // result) is refused here too.
+  PyValue float_power(int line, double x, double y) const {
+    if (x == 0.0 && y < 0.0) fail(line, "0 cannot be raised to a negative power");
+    const double r = std::pow(x, y);
+    if (std::isnan(r) && !std::isnan(x) && !std::isnan(y))
+      fail(line, fmt::format("a negative number to a fractional power ({} ** {}) is a complex "
+                             "number, not a config value",
+                             x, y));
+    if (std::isinf(r) && std::isfinite(x) && std::isfinite(y))
+      fail(line, fmt::format("'**' overflows a float ({} ** {})", x, y));
+    return make_floating(r);
+  }
+
+  // `size` as value_size counts it; the largest int64 stands for any size beyond it.
+  void check_size(std::int64_t size, int line) const {
+    if (size <= kMaxValueSize) return;
+    fail(line, fmt::format("the value would hold {}{} items and characters; a config value "
+                           "holds at most {}",
+                           size == std::numeric_limits<std::int64_t>::max() ? "more than " : "",
+                           size, kMaxValueSize));
+  }
+
+  // A sequence just built (from brackets, or an earlier key inside them) within the bounds.
+  void check_built(const PyValue& value, int line) const {
+    if (value_depth(value) > kMaxNesting) fail_nesting(line);
+    check_size(value_size(value), line);
+  }
+
+  [[noreturn]] void fail_nesting(int line) const {
+    fail(line, fmt::format("the value nests more than {} levels deep (parentheses, brackets, "
+                           "signs or powers); a config value does not",
+                           kMaxNesting));
+  }
+
+  // One level of nesting while it is parsed: refused beyond kMaxNesting, before the parser's
+  // recursion can exhaust the stack.
+  class Nested {
+   public:
+    Nested(Reader& reader, int line) : reader_(reader) {
+      if (reader_.depth_ == kMaxNesting) reader_.fail_nesting(line);
+      ++reader_.depth_;
+    }
+    ~Nested() { --reader_.depth_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    Reader& reader_;
+  };
+
   std::vector<Token> tokens_;
   const std::string& origin_;
   std::size_t at_ = 0;
+  int depth_ = 0;               // nesting of the expression being parsed
+  std::int64_t file_size_ = 0;  // value_size of every assignment so far
   std::vector<std::string> factories_;  // the names easydict's EasyDict was imported as
   std::string config_name_;             // the object `NAME = edict()` made
   std::map<std::string, PyValue> values_;
   std::vector<PythonAssignment> assignments_;
 };
+
+// The text as Python reads a source file: a UTF-8 byte-order mark at its start is not part of
+// it, and CR LF or a lone CR end a line as LF does (universal newlines), strings included.
+std::string python_source_text(std::string_view text) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\r') {
+      out += text[i];
+      continue;
+    }
+    out += '\n';
+    if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -675,7 +853,8 @@ std::string python_repr(const PyValue& v) {
 
 std::vector<PythonAssignment> read_python_assignments(std::string_view text,
                                                       const std::string& origin) {
-  Reader reader(Lexer(text, origin).tokens(), origin);
+  const std::string source = python_source_text(text);
+  Reader reader(Lexer(source, origin).tokens(), origin);
   return reader.statements();
 }
 

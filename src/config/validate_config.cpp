@@ -187,6 +187,12 @@ const Rule kRules[] = {
                          d.setting("resume"), d.setting("resume_from"));
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
+      if (c.pretrained.empty() || c.resume_from.empty()) return std::nullopt;
+      return fmt::format("{} starts a new run from a backbone and {} from a whole checkpoint "
+                         "(its class centres, optimiser and step too): set one of them",
+                         d.setting("pretrained"), d.setting("resume_from"));
+    },
+    [](const Config& c, const Describer& d) -> std::optional<std::string> {
       if (c.val_targets.empty() || c.emulate_world_size == 0) return std::nullopt;
       return fmt::format("{} cannot be verified in an emulated run ({}): it plays one rank of "
                          "a world that does not exist; set val_targets = []",

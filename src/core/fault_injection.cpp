@@ -15,7 +15,8 @@ namespace pfc {
 
 namespace {
 
-constexpr const char* kFaultSyntax = "\"rank:R,step:S\" or \"rank:R,step:S,at:checkpoint\"";
+constexpr const char* kFaultSyntax =
+    "\"rank:R,step:S\" or \"rank:R,step:S,at:checkpoint|verification\"";
 
 std::int64_t parse_number(std::string_view text, std::string_view spec) {
   std::int64_t value = 0;
@@ -29,8 +30,9 @@ std::int64_t parse_number(std::string_view text, std::string_view spec) {
 FaultPoint parse_fault_point(std::string_view text, std::string_view spec) {
   if (text == "step") return FaultPoint::step;
   if (text == "checkpoint") return FaultPoint::checkpoint;
-  throw UsageError(fmt::format("PFC_FAULT '{}': at:{} is not a fault point (expected at:step or "
-                               "at:checkpoint)",
+  if (text == "verification") return FaultPoint::verification;
+  throw UsageError(fmt::format("PFC_FAULT '{}': at:{} is not a fault point (expected at:step, "
+                               "at:checkpoint or at:verification)",
                                spec, text));
 }
 
@@ -81,9 +83,12 @@ void check_fault_rank(const std::optional<InjectedFault>& fault, int world_size)
 }
 
 void check_injected_fault(const std::optional<InjectedFault>& fault, int rank,
-                          std::int64_t step) {
-  if (fault && fault->at == FaultPoint::step && fault->rank == rank && fault->step == step)
-    throw Error(fmt::format("injected fault on rank {} at step {}", rank, step));
+                          std::int64_t step, FaultPoint point) {
+  if (fault && fault->at == point && fault->rank == rank && fault->step == step)
+    throw Error(fmt::format("injected fault on rank {} at {} {}", rank,
+                            point == FaultPoint::verification ? "the verification of step"
+                                                              : "step",
+                            step));
 }
 
 void kill_at_checkpoint_fault(const std::optional<InjectedFault>& fault, int rank,

@@ -4,7 +4,10 @@
 //   PFC_FAULT="rank:R,step:S,at:checkpoint"  rank R sends itself SIGKILL in the middle of writing
 //                                            its shard of the checkpoint of step S (a node dying
 //                                            mid-write: no handler, no cleanup, nothing flushed).
-// The trainer checks the step point, the checkpoint writer the checkpoint point.
+//   PFC_FAULT="rank:R,step:S,at:verification" rank R throws as the verification after step S
+//                                            begins (one rank failing while the others verify).
+// The trainer checks the step point, the checkpoint writer the checkpoint point, the
+// verification callback the verification point.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,7 @@ namespace pfc {
 enum class FaultPoint {
   step,        // "at:step" (the default): the start of the step
   checkpoint,  // "at:checkpoint": inside write_checkpoint, after part of the shard is written
+  verification,  // "at:verification": as the verification after the step begins
 };
 
 struct InjectedFault {
@@ -33,9 +37,9 @@ std::optional<InjectedFault> injected_fault_from_environment();
 // Throws UsageError when the fault names a rank the run does not have (it would never strike).
 void check_fault_rank(const std::optional<InjectedFault>& fault, int world_size);
 // Throws pfc::Error("injected fault on rank R at step S") when this is that rank and step and
-// the fault strikes at the step.
+// the fault strikes at `point` (the step or the verification).
 void check_injected_fault(const std::optional<InjectedFault>& fault, int rank,
-                          std::int64_t step);
+                          std::int64_t step, FaultPoint point = FaultPoint::step);
 // The checkpoint writer's fault point, called while rank `rank` is half-way through writing its
 // shard of the checkpoint of step `step`: raises SIGKILL on this process when `fault` is an
 // at:checkpoint fault for that rank and step; otherwise does nothing.

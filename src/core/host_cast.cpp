@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "core/half.h"
+#include "core/parallel_for.h"
 
 namespace pfc {
 namespace {
@@ -60,7 +61,9 @@ void host_cast(const Tensor& src, Tensor& dst) {
       using D = decltype(d);
       const S* in = src.data<S>();
       D* out = dst.data<D>();
-      for (std::int64_t i = 0, n = src.numel(); i < n; ++i) store(out, i, load(in, i));
+      parallel_for(src.numel(), kElementGrain, [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) store(out, i, load(in, i));
+      });
     });
   });
 }

@@ -1,9 +1,9 @@
 #include "data/dataset_packer.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -27,13 +27,6 @@ struct Identity {
   std::string name;
   std::vector<fs::path> images;
 };
-
-bool is_jpeg_name(const fs::path& path) {
-  std::string ext = path.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".jpg" || ext == ".jpeg";
-}
 
 std::vector<std::uint8_t> read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -60,7 +53,7 @@ std::vector<Identity> scan(const fs::path& image_dir, std::int64_t image_size,
     if (!fs::is_directory(folder)) continue;
     Identity identity{folder.filename().string(), {}};
     for (const fs::path& file : sorted_entries(folder)) {
-      if (!fs::is_regular_file(file) || !is_jpeg_name(file)) {
+      if (!fs::is_regular_file(file) || !is_decodable_image_name(file)) {
         ++not_jpeg;
         continue;
       }
@@ -77,13 +70,15 @@ std::vector<Identity> scan(const fs::path& image_dir, std::int64_t image_size,
       spdlog::warn("identity {} (label {}) has no images", identity.name, identities.size());
     identities.push_back(std::move(identity));
   }
-  if (not_jpeg > 0) spdlog::warn("ignored {} entries that are not .jpg/.jpeg files", not_jpeg);
+  if (not_jpeg > 0)
+    spdlog::warn("ignored {} entries that are not {} files", not_jpeg,
+                 fmt::join(decodable_image_extensions(), "/"));
   return identities;
 }
 
 }  // namespace
 
-PackSummary pack_image_folder(const std::string& image_dir, const std::string& out_prefix,
+PackSummary pack_image_folder(const std::string& image_dir, const PackFiles& files,
                               std::int64_t image_size, PackedImageMaker* maker) {
   if (!fs::is_directory(image_dir))
     throw UsageError(fmt::format("pack: IMAGE_DIR \"{}\" is not a folder", image_dir));
@@ -105,11 +100,7 @@ PackSummary pack_image_folder(const std::string& image_dir, const std::string& o
                                  "float32 labels hold at most 2^24 = {}",
                                  n, c, n + c + 1, kMaxKeys));
 
-  summary.rec_path = out_prefix + ".rec";
-  summary.idx_path = out_prefix + ".idx";
-  const fs::path parent = fs::path(out_prefix).parent_path();
-  if (!parent.empty()) fs::create_directories(parent);
-  RecordIOWriter writer(summary.rec_path, summary.idx_path);
+  RecordIOWriter writer(files.rec_path, files.idx_path);
 
   ImageRecordHeader header;
   header.labels = {static_cast<float>(n + 1), static_cast<float>(n + 1 + c)};
@@ -140,6 +131,14 @@ PackSummary pack_image_folder(const std::string& image_dir, const std::string& o
   summary.split_records = writer.split_records();
   writer.close();
   return summary;
+}
+
+PackSummary pack_image_folder(const std::string& image_dir, const std::string& out_prefix,
+                              std::int64_t image_size, PackedImageMaker* maker) {
+  const fs::path parent = fs::path(out_prefix).parent_path();
+  if (!parent.empty()) fs::create_directories(parent);
+  return pack_image_folder(image_dir, PackFiles{out_prefix + ".rec", out_prefix + ".idx"},
+                           image_size, maker);
 }
 
 }  // namespace pfc

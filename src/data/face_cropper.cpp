@@ -22,11 +22,10 @@ bool FaceCropper::crop(const std::string& path, const AffineMatrix& to_crop, std
     why = std::string("reading failed: ") + std::strerror(errno);
     return false;
   }
-  int width = 0;
-  int height = 0;
-  if (!decoder_.decode_rgb(bytes_, rgb_, width, height, why)) return false;
+  if (!decoder_.decode_photo(bytes_, photo_, why)) return false;
   const int size = static_cast<int>(image_size_);
-  warp_affine_bilinear(rgb_.data(), width, height, 3, to_crop, out, size, size);
+  warp_affine_bilinear(photo_.pixels.data(), photo_.width, photo_.height, 3, to_crop, out, size,
+                       size);
   return true;
 }
 

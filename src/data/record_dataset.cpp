@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "data/dataset_header.h"
 #include "data/image_record.h"
 
 namespace pfc {
@@ -47,26 +48,14 @@ RecordDataset::RecordDataset(const Paths& paths)
   if (header.flag > 0) {
     // insightface: images are keys 1 .. labels[0] - 1; identities follow up to labels[1].
     has_header_ = true;
-    const float end_image_key = header.labels[0];
-    if (!(end_image_key >= 1.0f) || std::floor(end_image_key) != end_image_key)
-      throw Error(fmt::format("{}: the header record gives {} as the end of the image keys",
-                              rec_.path(), end_image_key));
-    num_images_ = static_cast<std::int64_t>(end_image_key) - 1;
-    if (header.flag >= 2 && header.labels[1] > header.labels[0])
-      num_classes_ = static_cast<std::int64_t>(header.labels[1]) -
-                     static_cast<std::int64_t>(header.labels[0]);
-    // Keys are sorted and unique, so keys 1..N are all there iff N entries lie in [1, N].
-    std::size_t first = 0;
-    while (first < index_.size() && index_.entry(first).first < 1) ++first;
-    const std::size_t wanted = static_cast<std::size_t>(num_images_);
-    if (wanted > 0 && (first + wanted > index_.size() ||
-                       index_.entry(first + wanted - 1).first != num_images_))
-      throw Error(fmt::format("{} lacks some image keys: the header record of {} says images "
-                              "are keys 1..{}; the index does not belong to this file",
-                              idx_path, rec_.path(), num_images_));
-    first_entry_ = first;
+    const DatasetCounts counts = read_dataset_counts(header, index_, rec_, idx_path);
+    num_images_ = counts.images;
+    num_classes_ = counts.classes;
+    first_entry_ = 0;
+    while (first_entry_ < index_.size() && index_.entry(first_entry_).first < 1) ++first_entry_;
   } else {
-    // No header: every record is an image (MXFaceDataset: imgidx = all keys).
+    // No header: every record is an image (MXFaceDataset: imgidx = all keys), as in a dataset
+    // rewritten by arcface_torch's shuffle_rec.py.
     first_entry_ = 0;
     num_images_ = static_cast<std::int64_t>(index_.size());
   }
@@ -76,7 +65,7 @@ RecordDataset::RecordDataset(const Paths& paths)
   // merely ends early (its missing records are skipped as damaged while reading).
   for (std::int64_t sample : {std::int64_t{0}, num_images_ - 1}) {
     const auto [key, offset] = index_.entry(first_entry_ + sample);
-    if (offset + 8 <= rec_.size() && !rec_.has_record_at(offset))
+    if (offset <= rec_.size() && rec_.size() - offset >= 8 && !rec_.has_record_at(offset))
       throw Error(fmt::format("{} does not match {}: key {} points at offset {}, where no "
                               "record starts",
                               idx_path, rec_.path(), key, offset));
@@ -96,14 +85,9 @@ bool RecordDataset::read(std::int64_t sample, std::vector<std::uint8_t>& payload
   ImageRecordHeader header;
   if (!rec_.read(offset, payload, why) || !parse_image_record(payload, header, jpeg, why))
     return false;
-  // Packers write each record's key as its id (mxnet's im2rec, insightface's tools, pfc pack):
-  // a record that carries another id is not the one the index meant.
-  if (header.id != static_cast<std::uint64_t>(key)) {
-    why = fmt::format("the record at offset {} carries id {}, but key {} points there (the "
-                      "index and the record file disagree)",
-                      offset, header.id, key);
-    return false;
-  }
+  // The record's id is not checked against its key: MXFaceDataset never reads it, and a
+  // dataset rewritten by shuffle_rec.py keeps each record's original id under a new key. An
+  // index that points every key at one record is refused when it is loaded instead.
   label = header.primary_label();
   return true;
 }

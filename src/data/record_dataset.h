@@ -15,12 +15,13 @@ namespace pfc {
 class RecordDataset {
  public:
   // Throws UsageError when the folder or one of its two files is missing, and Error when
-  // the index does not fit the record file (no header record, missing image keys, offsets
-  // that point at no record, keys that share an offset).
+  // the index does not fit the record file (missing image keys, a header that holds no count
+  // or another dataset's, offsets that point at no record, keys that share an offset).
   explicit RecordDataset(const std::string& folder);
 
   std::int64_t num_images() const { return num_images_; }
-  // Identities announced by the header (labels [0, num_classes)), or -1 when it names none.
+  // Identities (labels [0, num_classes)): the identity records the header announces, or -1
+  // when there is no header or it names none.
   std::int64_t num_classes() const { return num_classes_; }
   // The RecordIO key of sample `sample` in [0, num_images).
   std::int64_t key(std::int64_t sample) const { return index_.entry(first_entry_ + sample).first; }
@@ -28,9 +29,8 @@ class RecordDataset {
   // A one-line description of the header: key ranges and counts.
   std::string describe() const;
 
-  // Reads sample `sample`: its label and a view of its JPEG bytes inside `payload`. Returns
-  // false with the reason in `why` when the record is damaged (unreadable, or carrying an id
-  // other than the key that led to it).
+  // Reads sample `sample`: its label and a view of its image bytes inside `payload`. Returns
+  // false with the reason in `why` when the record is damaged (unreadable).
   bool read(std::int64_t sample, std::vector<std::uint8_t>& payload, float& label,
             std::span<const std::uint8_t>& jpeg, std::string& why) const;
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 #include "core/error.h"
 
@@ -120,6 +121,11 @@ RecordIOIndex RecordIOIndex::load(const std::string& idx_path) {
     if (!separated || offset_error != std::errc() || after_offset != end)
       throw Error(fmt::format("{}:{}: expected \"key<TAB>offset\", found \"{}\"", idx_path,
                               line_number, line));
+    // A file offset is an off_t: one from 2^63 on is no place in any file.
+    if (offset > static_cast<std::uint64_t>(std::numeric_limits<off_t>::max()))
+      throw Error(fmt::format("{}:{}: key {} has offset {}, beyond any file (offsets end before "
+                              "2^63); the index is damaged",
+                              idx_path, line_number, key, offset));
     index.entries_.emplace_back(key, offset);
   }
   std::sort(index.entries_.begin(), index.entries_.end());
@@ -129,24 +135,24 @@ RecordIOIndex RecordIOIndex::load(const std::string& idx_path) {
   if (duplicate != index.entries_.end())
     throw Error(fmt::format("{}: key {} appears more than once", idx_path, duplicate->first));
   // Every record has its own offset: keys sharing one would all read the same record (an
-  // index rewritten by a broken tool trains on a single image without a word).
-  std::vector<std::pair<std::uint64_t, std::int64_t>> by_offset;
-  by_offset.reserve(index.entries_.size());
-  for (const auto& [key, offset] : index.entries_) by_offset.emplace_back(offset, key);
-  std::sort(by_offset.begin(), by_offset.end());
-  const auto shared = std::adjacent_find(
-      by_offset.begin(), by_offset.end(),
-      [](const auto& a, const auto& b) { return a.first == b.first; });
-  if (shared != by_offset.end()) {
-    const auto last = std::find_if(shared, by_offset.end(),
-                                   [&](const auto& e) { return e.first != shared->first; });
-    const auto sharing = std::distance(shared, last);
+  // index rewritten by a broken tool trains on a single image without a word). The offsets
+  // alone are sorted (half the memory of the entries: WebFace42M's index has 44M lines).
+  std::vector<std::uint64_t> offsets;
+  offsets.reserve(index.entries_.size());
+  for (const auto& entry : index.entries_) offsets.push_back(entry.second);
+  std::sort(offsets.begin(), offsets.end());
+  const auto shared = std::adjacent_find(offsets.begin(), offsets.end());
+  if (shared != offsets.end()) {
+    const std::uint64_t offset = *shared;
+    std::vector<std::int64_t> keys;
+    for (const auto& [key, at] : index.entries_)
+      if (at == offset) keys.push_back(key);
     throw Error(fmt::format("{}: keys {} and {}{} point at the same offset {}; an index gives "
                             "every record its own offset, so this one does not belong to its "
                             ".rec file",
-                            idx_path, shared->second, std::next(shared)->second,
-                            sharing > 2 ? fmt::format(" (and {} more)", sharing - 2) : "",
-                            shared->first));
+                            idx_path, keys[0], keys[1],
+                            keys.size() > 2 ? fmt::format(" (and {} more)", keys.size() - 2) : "",
+                            offset));
   }
   return index;
 }
@@ -176,13 +182,21 @@ RecordIOFile::~RecordIOFile() {
 
 namespace {
 
-// Reads exactly `bytes` at `offset`; false when the file ends first.
-bool read_fully(int fd, std::uint64_t offset, void* out, std::size_t bytes) {
+// Whether `bytes` bytes at `offset` lie inside a file of `size` bytes (without wrapping around
+// for offsets near 2^64).
+bool fits(std::uint64_t offset, std::uint64_t bytes, std::uint64_t size) {
+  return offset <= size && size - offset >= bytes;
+}
+
+// Reads exactly `bytes` at `offset` of `path` (open as `fd`); false when the file ends first.
+bool read_fully(int fd, const std::string& path, std::uint64_t offset, void* out,
+                std::size_t bytes) {
   auto* dst = static_cast<char*>(out);
   while (bytes > 0) {
     const ssize_t n = ::pread(fd, dst, bytes, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(fmt::format("reading at offset {} failed: {}", offset, errno_text()));
+    if (n < 0)
+      throw Error(fmt::format("reading {} at offset {} failed: {}", path, offset, errno_text()));
     if (n == 0) return false;
     dst += n;
     offset += static_cast<std::uint64_t>(n);
@@ -195,7 +209,8 @@ bool read_fully(int fd, std::uint64_t offset, void* out, std::size_t bytes) {
 
 bool RecordIOFile::has_record_at(std::uint64_t offset) const {
   std::uint32_t magic = 0;
-  return offset + 8 <= size_ && read_fully(fd_, offset, &magic, 4) && magic == kRecordIOMagic;
+  return fits(offset, 8, size_) && read_fully(fd_, path_, offset, &magic, 4) &&
+         magic == kRecordIOMagic;
 }
 
 bool RecordIOFile::read(std::uint64_t offset, std::vector<std::uint8_t>& payload,
@@ -204,12 +219,12 @@ bool RecordIOFile::read(std::uint64_t offset, std::vector<std::uint8_t>& payload
   std::uint64_t pos = offset;
   for (int part = 0;; ++part) {
     std::uint32_t header[2];
-    if (pos + sizeof header > size_) {
+    if (!fits(pos, sizeof header, size_)) {
       why = fmt::format("truncated: part {} header at offset {} is past the end of the file ({} "
                         "bytes)", part, pos, size_);
       return false;
     }
-    if (!read_fully(fd_, pos, header, sizeof header)) {
+    if (!read_fully(fd_, path_, pos, header, sizeof header)) {
       why = fmt::format("truncated at offset {}", pos);
       return false;
     }
@@ -226,7 +241,7 @@ bool RecordIOFile::read(std::uint64_t offset, std::vector<std::uint8_t>& payload
       return false;
     }
     pos += sizeof header;
-    if (pos + length > size_) {
+    if (!fits(pos, length, size_)) {
       why = fmt::format("truncated: part {} at offset {} needs {} bytes, the file ends {} bytes "
                         "later", part, pos, length, size_ - pos);
       return false;
@@ -237,7 +252,7 @@ bool RecordIOFile::read(std::uint64_t offset, std::vector<std::uint8_t>& payload
     }
     const std::size_t start = payload.size();
     payload.resize(start + length);
-    if (!read_fully(fd_, pos, payload.data() + start, length)) {
+    if (!read_fully(fd_, path_, pos, payload.data() + start, length)) {
       why = fmt::format("truncated at offset {}", pos);
       return false;
     }

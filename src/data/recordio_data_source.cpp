@@ -1,5 +1,6 @@
 #include "data/recordio_data_source.h"
 
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -19,7 +20,7 @@ RecordIODataSource::RecordIODataSource(std::unique_ptr<RecordDataset> dataset,
       sampler_(dataset_->num_images(), options.batch_size, rank, world_size, options.seed),
       damaged_(new std::atomic<std::uint8_t>[static_cast<std::size_t>(dataset_->num_images())]) {
   PFC_CHECK(options.num_classes > 0, "num_classes {} must be positive", options.num_classes);
-  check_image_size();
+  check_records();
   for (std::int64_t i = 0; i < dataset_->num_images(); ++i) damaged_[i].store(0);
   const int workers = std::max(1, options.workers);
   for (int w = 0; w < workers; ++w) workers_.push_back(std::make_unique<Worker>(options.image_size));
@@ -39,20 +40,26 @@ RecordIODataSource::RecordIODataSource(std::unique_ptr<RecordDataset> dataset,
 
 RecordIODataSource::~RecordIODataSource() { pipeline_.reset(); }
 
-void RecordIODataSource::check_image_size() const {
-  // The first few records are enough: a dataset is packed at one size, and a damaged record
-  // among them is passed over (training skips it too).
+void RecordIODataSource::check_records() const {
+  // A few records spread over the dataset are enough: a dataset is packed at one size, and a
+  // damaged record among them is passed over (training skips it too) unless all are.
   constexpr std::int64_t kProbes = 16;
   FaceImageDecoder decoder(options_.image_size);
   std::vector<std::uint8_t> payload;
-  for (std::int64_t sample = 0; sample < std::min(kProbes, dataset_->num_images()); ++sample) {
+  const std::int64_t n = dataset_->num_images();
+  const std::int64_t probes = std::min(kProbes, n);
+  std::vector<std::string> damage;
+  for (std::int64_t p = 0; p < probes; ++p) {
+    const std::int64_t sample = p * n / probes;
     float label = 0;
-    std::span<const std::uint8_t> jpeg;
+    std::span<const std::uint8_t> image;
     std::string why;
     int width = 0, height = 0;
-    if (!dataset_->read(sample, payload, label, jpeg, why) ||
-        !decoder.read_size(jpeg, width, height, why))
+    if (!dataset_->read(sample, payload, label, image, why) ||
+        !decoder.read_size(image, width, height, why)) {
+      damage.push_back(fmt::format("key {}: {}", dataset_->key(sample), why));
       continue;
+    }
     if (width == options_.image_size && height == options_.image_size) return;
     throw UsageError(fmt::format(
         "{} holds {}x{} images (key {}), but image_size = {}; set image_size = {}, or "
@@ -60,6 +67,13 @@ void RecordIODataSource::check_image_size() const {
         dataset_->rec_path(), width, height, dataset_->key(sample), options_.image_size, width,
         options_.image_size, options_.image_size, options_.image_size));
   }
+  const auto named =
+      damage.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(3, damage.size()));
+  throw Error(fmt::format("{}: the {} records read across it at start-up are all damaged ({}{}); "
+                          "check that train.idx belongs to train.rec and that the copy is "
+                          "complete",
+                          dataset_->rec_path(), probes, fmt::join(damage.begin(), named, "; "),
+                          named == damage.end() ? "" : "; ..."));
 }
 
 bool RecordIODataSource::flipped(std::int64_t epoch, std::int64_t sample) const {
@@ -67,11 +81,23 @@ bool RecordIODataSource::flipped(std::int64_t epoch, std::int64_t sample) const 
   return uniform53(key, static_cast<std::uint64_t>(sample)) < 0.5;
 }
 
+std::int64_t damaged_records_tolerated(std::int64_t images) {
+  return std::max(kDamagedRecordsFloor, images / kDamagedRecordsShare);
+}
+
 void RecordIODataSource::mark_damaged(std::int64_t sample, const std::string& why) {
   if (damaged_[sample].exchange(1) != 0) return;
-  skipped_.fetch_add(1);
+  const std::int64_t damaged = skipped_.fetch_add(1) + 1;
   spdlog::warn("skipping damaged record: key {} of {}: {}", dataset_->key(sample),
                dataset_->rec_path(), why);
+  const std::int64_t tolerated = damaged_records_tolerated(dataset_->num_images());
+  if (damaged > tolerated)
+    throw Error(fmt::format(
+        "{}: {} of its {} images are damaged, more than a run skips ({}: 1 in {}, at least "
+        "{}); the last: key {}: {}. Training on what is left would not be training on this "
+        "dataset: check that train.idx belongs to train.rec and that the copy is complete",
+        dataset_->rec_path(), damaged, dataset_->num_images(), tolerated, kDamagedRecordsShare,
+        kDamagedRecordsFloor, dataset_->key(sample), why));
 }
 
 bool RecordIODataSource::load(std::int64_t epoch, std::int64_t sample, float* image,

@@ -1,8 +1,10 @@
 // Training batches from an insightface RecordIO dataset: the DistributedSampler picks each
 // rank's samples, a pool of threads reads and decodes them into a ring of batch buffers.
-// A damaged sample (unreadable record, bad JPEG, label out of range) is replaced by the next
+// A damaged sample (unreadable record, bad image, label out of range) is replaced by the next
 // good one in the epoch's order, so batches stay full and the stream stays a pure function
-// of (seed, position); it is counted and logged once, naming its key.
+// of (seed, position); it is counted and logged once, naming its key. Damage is an exception,
+// not a dataset: past damaged_records_tolerated() the run stops with a message, and a dataset
+// whose records probed at start-up are all damaged is refused before training.
 #pragma once
 
 #include <atomic>
@@ -20,6 +22,12 @@
 #include "data/record_dataset.h"
 
 namespace pfc {
+
+// A run skips at most 1 damaged record in kDamagedRecordsShare of the images, or
+// kDamagedRecordsFloor in a small dataset (counted on each rank).
+inline constexpr std::int64_t kDamagedRecordsShare = 100;
+inline constexpr std::int64_t kDamagedRecordsFloor = 16;
+std::int64_t damaged_records_tolerated(std::int64_t images);
 
 struct RecordIOSourceOptions {
   std::int64_t batch_size = 128;
@@ -51,11 +59,13 @@ class RecordIODataSource final : public DataSource {
     std::vector<std::uint8_t> payload;
   };
 
-  // Throws UsageError when the dataset's images are not image_size x image_size: otherwise
-  // every record would be skipped as damaged, one warning at a time.
-  void check_image_size() const;
+  // Throws UsageError when the dataset's images are not image_size x image_size (otherwise
+  // every record would be skipped as damaged, one warning at a time), and Error when every
+  // record probed is damaged.
+  void check_records() const;
   void fill(std::int64_t k, Batch& batch, Worker& worker);
   // Decodes `sample` into `image`; false (and the record marked damaged) when it is damaged.
+  // Throws Error when the damage passes what a run tolerates.
   bool load(std::int64_t epoch, std::int64_t sample, float* image, std::int64_t& label,
             Worker& worker);
   void mark_damaged(std::int64_t sample, const std::string& why);

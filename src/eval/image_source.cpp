@@ -1,11 +1,15 @@
 #include "eval/image_source.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "core/error.h"
 
@@ -22,18 +26,20 @@ void decode_or_refuse(FaceImageDecoder& decoder, std::span<const std::uint8_t> j
     throw UsageError(fmt::format("{} does not decode: {}", what, why));
 }
 
-bool is_jpeg_name(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext == ".jpg" || ext == ".jpeg";
+// "2 .png, 1 .txt, 1 without an extension": what a folder holds besides decodable images.
+std::string describe_skipped(const std::map<std::string, std::int64_t>& by_extension) {
+  std::vector<std::string> parts;
+  for (const auto& [extension, count] : by_extension)
+    parts.push_back(extension.empty() ? fmt::format("{} without an extension", count)
+                                      : fmt::format("{} {}", count, extension));
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 }  // namespace
 
 BinImageSource::BinImageSource(std::shared_ptr<const VerificationBin> bin,
                                std::int64_t image_size)
-    : bin_(std::move(bin)), decoder_(image_size) {}
+    : bin_(std::move(bin)), decoder_(image_size, OtherSizes::resized_as_load_bin) {}
 
 void BinImageSource::decode(std::int64_t i, float* out) {
   decode_or_refuse(decoder_, bin_->image(i), out, describe(i));
@@ -53,6 +59,15 @@ void RecordImageSource::decode(std::int64_t i, float* out) {
   std::string why;
   if (!dataset_.read(i, payload_, label, jpeg, why))
     throw UsageError(fmt::format("{} is damaged: {}", describe(i), why));
+  // As pfc train takes labels: a whole number naming one of the dataset's identities.
+  const std::int64_t classes = dataset_.num_classes();
+  if (!std::isfinite(label) || std::floor(label) != label || label < 0 ||
+      (classes > 0 && label >= static_cast<float>(classes)))
+    throw UsageError(fmt::format(
+        "{}: label {} is not an identity of the dataset ({}); pfc train skips this record as "
+        "damaged",
+        describe(i), label,
+        classes > 0 ? fmt::format("a whole number in [0, {})", classes) : "a whole number >= 0"));
   labels_.at(static_cast<std::size_t>(i)) = static_cast<std::int64_t>(label);
   decode_or_refuse(decoder_, jpeg, out, describe(i));
 }
@@ -72,11 +87,22 @@ FileImageSource::FileImageSource(const std::vector<std::string>& paths, std::int
     if (!fs::is_directory(given, ec))
       throw UsageError(fmt::format("'{}' is neither an image file nor a folder", given));
     std::vector<std::string> found;
-    for (const auto& entry : fs::recursive_directory_iterator(given))
-      if (entry.is_regular_file() && is_jpeg_name(entry.path()))
+    std::map<std::string, std::int64_t> skipped;
+    for (const auto& entry : fs::recursive_directory_iterator(given)) {
+      if (!entry.is_regular_file()) continue;
+      if (is_decodable_image_name(entry.path()))
         found.push_back(entry.path().string());
+      else
+        ++skipped[entry.path().extension().string()];
+    }
+    const std::string readable = fmt::format("{}", fmt::join(decodable_image_extensions(), ", "));
     if (found.empty())
-      throw UsageError(fmt::format("folder '{}' holds no .jpg or .jpeg file", given));
+      throw UsageError(fmt::format("folder '{}' holds no image pfc reads ({}){}", given, readable,
+                                   skipped.empty() ? "" : "; it holds " +
+                                                              describe_skipped(skipped)));
+    if (!skipped.empty())
+      spdlog::warn("folder '{}': skipped the files that are not images pfc reads ({}): {}",
+                   given, readable, describe_skipped(skipped));
     std::sort(found.begin(), found.end());
     files_.insert(files_.end(), found.begin(), found.end());
   }

@@ -1,6 +1,7 @@
 // Images to embed, whatever holds them: a verification .bin, a RecordIO dataset folder, or
 // image files. Each decodes as the training pipeline does: RGB, image_size x image_size,
-// (pixel/255 - 0.5)/0.5, no resizing.
+// (pixel/255 - 0.5)/0.5; only a verification file's images of another size are resized, as
+// arcface_torch's load_bin resizes them (data/face_image_decoder.h).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +26,8 @@ class ImageSource {
   virtual std::string describe(std::int64_t i) const = 0;
 };
 
-// The images of a verification file, in the file's order (pair p is images 2p and 2p + 1).
+// The images of a verification file, in the file's order (pair p is images 2p and 2p + 1),
+// resized as load_bin resizes them when their width is not image_size.
 class BinImageSource final : public ImageSource {
  public:
   BinImageSource(std::shared_ptr<const VerificationBin> bin, std::int64_t image_size);
@@ -56,8 +58,9 @@ class RecordImageSource final : public ImageSource {
   std::vector<std::int64_t> labels_;
 };
 
-// JPEG files, given one by one or as folders searched recursively (*.jpg, *.jpeg, any case;
-// each folder's files in sorted order), in the order given.
+// Image files, given one by one or as folders searched recursively (the extensions the decoder
+// reads, any case: data/face_image_decoder.h; each folder's files in sorted order), in the
+// order given. What else a folder holds is skipped, with a warning that counts it by extension.
 class FileImageSource final : public ImageSource {
  public:
   FileImageSource(const std::vector<std::string>& paths, std::int64_t image_size);

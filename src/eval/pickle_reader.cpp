@@ -1,7 +1,9 @@
 #include "eval/pickle_reader.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -65,7 +67,8 @@ constexpr std::size_t kNoFrame = std::numeric_limits<std::size_t>::max();
 
 class Parser {
  public:
-  explicit Parser(std::span<const std::uint8_t> data) : data_(data) {}
+  Parser(std::span<const std::uint8_t> data, const PickleVocabulary& vocabulary)
+      : data_(data), vocabulary_(vocabulary) {}
 
   PickleDocument parse() {
     if (data_.empty()) fail(0, "the file is empty, not a pickle");
@@ -82,8 +85,8 @@ class Parser {
       if (apply(code, at)) break;
     }
     if (pos_ != data_.size())
-      fail(pos_, fmt::format("{} bytes follow STOP; a verification file holds one pickle",
-                             data_.size() - pos_));
+      fail(pos_, fmt::format("{} bytes follow STOP; {} holds one pickle",
+                             data_.size() - pos_, vocabulary_.file_kind));
     return std::move(doc_);
   }
 
@@ -210,6 +213,7 @@ class Parser {
         if (stack_.size() != 1)
           fail(at, fmt::format("STOP with {} objects on the stack, not 1", stack_.size()));
         doc_.root = stack_.back();
+        check_no_function(at);
         return true;
       case '(':  // MARK
         marks_.push_back(stack_.size());
@@ -267,6 +271,32 @@ class Parser {
         push_bytes(static_cast<std::size_t>(length), at, "a byte string");
         return false;
       }
+      case 'K':  // BININT1
+        push_integer(static_cast<std::int64_t>(little_endian(1, at, "BININT1's value")));
+        return false;
+      case 'M':  // BININT2
+        push_integer(static_cast<std::int64_t>(little_endian(2, at, "BININT2's value")));
+        return false;
+      case 'J':  // BININT: signed
+        push_integer(static_cast<std::int32_t>(little_endian(4, at, "BININT's value")));
+        return false;
+      case 0x8c:  // SHORT_BINUNICODE
+        push_text(little_endian(1, at, "SHORT_BINUNICODE's length"), at);
+        return false;
+      case 'X':  // BINUNICODE
+        push_text(little_endian(4, at, "BINUNICODE's length"), at);
+        return false;
+      case 0x8d:  // BINUNICODE8
+        push_text(little_endian(8, at, "BINUNICODE8's length"), at);
+        return false;
+      case 'c': {  // GLOBAL: "module\nname\n"
+        const std::string module = line(at, "GLOBAL's module");
+        push_global(module, line(at, "GLOBAL's name"), at, code);
+        return false;
+      }
+      case 'R':  // REDUCE
+        reduce(at);
+        return false;
       case 'q':  // BINPUT
         memo_put(little_endian(1, at, "BINPUT's key"), at, code);
         return false;
@@ -285,19 +315,268 @@ class Parser {
       default:
         break;
     }
+    if (vocabulary_.objects && apply_object(code, at)) return false;
     const OpcodeName* op = find_opcode(code);
     if (op == nullptr) fail(at, fmt::format("{} is not a pickle opcode", opcode_label(code)));
     if (op->runs_code)
       fail(at, fmt::format("opcode {} is refused: it makes the reader import or call code, "
-                           "which pfc never does; a verification file holds only byte "
-                           "strings, booleans, lists and tuples",
-                           opcode_label(code)));
-    fail(at, fmt::format("opcode {} is refused: a verification file holds only byte strings, "
-                         "booleans, lists and tuples",
-                         opcode_label(code)));
+                           "which pfc never does; {} holds only {}",
+                           opcode_label(code), vocabulary_.file_kind, vocabulary_.contents));
+    fail(at, fmt::format("opcode {} is refused: {} holds only {}", opcode_label(code),
+                         vocabulary_.file_kind, vocabulary_.contents));
+  }
+
+  // The opcodes of PickleVocabulary::objects, globals and persistent_ids; false for one the
+  // vocabulary lacks (refused by the caller).
+  bool apply_object(std::uint8_t code, std::size_t at) {
+    using Kind = PickleObject::Kind;
+    const bool calls = !vocabulary_.globals.empty();
+    switch (code) {
+      case 'N': {  // NONE
+        PickleObject o;
+        o.kind = Kind::none;
+        stack_.push_back(add(std::move(o)));
+        return true;
+      }
+      case 0x8a: {  // LONG1: a two's-complement integer of n bytes
+        const std::uint64_t n = little_endian(1, at, "LONG1's length");
+        if (n > 8) fail(at, fmt::format("LONG1 of {} bytes: pfc reads integers of 64 bits", n));
+        std::uint64_t v = n == 0 ? 0 : little_endian(n, at, "LONG1's value");
+        if (n > 0 && n < 8 && (v >> (8 * n - 1)) != 0) v |= ~std::uint64_t{0} << (8 * n);
+        push_integer(static_cast<std::int64_t>(v));
+        return true;
+      }
+      case '}':  // EMPTY_DICT
+        push_dict({});
+        return true;
+      case 'd':  // DICT
+        push_dict(pop_to_mark(at, code));
+        return true;
+      case 's': {  // SETITEM
+        const std::vector<std::size_t> pair = pop_items(2, at, code);
+        set_items(pair, at, code);
+        return true;
+      }
+      case 'u': {  // SETITEMS
+        const std::vector<std::size_t> pairs = pop_to_mark(at, code);
+        set_items(pairs, at, code);
+        return true;
+      }
+      case 0x93: {  // STACK_GLOBAL
+        if (!calls) return false;
+        const std::vector<std::size_t> names = pop_items(2, at, code);
+        const PickleObject& module = doc_.objects[names[0]];
+        const PickleObject& name = doc_.objects[names[1]];
+        if (module.kind != Kind::text || name.kind != Kind::text)
+          fail(at, fmt::format("STACK_GLOBAL of {} and {}, not two texts",
+                               describe_pickle_object(module), describe_pickle_object(name)));
+        push_global(module.text, name.text, at, code);
+        return true;
+      }
+      case 'b': {  // BUILD: the state is kept beside the call's result
+        if (!calls) return false;
+        const std::size_t state = pop_items(1, at, code)[0];
+        need(1, at, code);
+        PickleObject& target = doc_.objects[stack_.back()];
+        if (target.kind != Kind::call || target.state)
+          fail(at, fmt::format("BUILD on {}: only the result of a REDUCE takes a state, once",
+                               describe_pickle_object(target)));
+        target.state = state;
+        return true;
+      }
+      case 'Q': {  // BINPERSID: the id is recorded for the caller to resolve
+        if (!vocabulary_.persistent_ids) return false;
+        PickleObject o;
+        o.kind = Kind::persistent_id;
+        o.items = pop_items(1, at, code);
+        stack_.push_back(add(std::move(o)));
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  void push_integer(std::int64_t value) {
+    PickleObject o;
+    o.kind = PickleObject::Kind::integer;
+    o.integer = value;
+    stack_.push_back(add(std::move(o)));
+  }
+
+  void push_text(std::uint64_t length, std::size_t at) {
+    if (length > data_.size() - pos_)
+      fail(at, fmt::format("a text of {} bytes but the file ends after {}: truncated", length,
+                           data_.size() - pos_));
+    const auto size = static_cast<std::size_t>(length);
+    const std::uint8_t* p = take(size, at, "a text");
+    PickleObject o;
+    o.kind = PickleObject::Kind::text;
+    o.offset = pos_ - size;
+    o.size = size;
+    o.text.assign(reinterpret_cast<const char*>(p), size);
+    stack_.push_back(add(std::move(o)));
+  }
+
+  // GLOBAL's arguments: text up to a newline.
+  std::string line(std::size_t at, const char* what) {
+    std::string text;
+    while (true) {
+      const char c = static_cast<char>(take(1, at, what)[0]);
+      if (c == '\n') return text;
+      if (text.size() >= 256)
+        fail(at, fmt::format("{} runs past 256 bytes without a newline", what));
+      text += c;
+    }
+  }
+
+  void push_global(const std::string& module, const std::string& name, std::size_t at,
+                   std::uint8_t code) {
+    const std::string full = module + "." + name;
+    PickleObject o;
+    if (full == "_codecs.encode") {
+      o.kind = PickleObject::Kind::codecs_encode;
+      stack_.push_back(add(std::move(o)));
+      return;
+    }
+    const auto& allowed = vocabulary_.globals;
+    if (allowed.empty())
+      fail(at, fmt::format("opcode {} names {}: it makes the reader import or call code, which "
+                           "pfc never does; the one global {} may name is _codecs.encode (how "
+                           "Python 3 writes bytes at protocol 2)",
+                           opcode_label(code), full, vocabulary_.file_kind));
+    if (std::find(allowed.begin(), allowed.end(), full) == allowed.end())
+      fail(at, fmt::format("{} '{}' is refused: {} names only {}; pfc never imports or runs "
+                           "what a pickle names",
+                           opcode_label(code), full, vocabulary_.file_kind,
+                           fmt::join(allowed, ", ")));
+    o.kind = PickleObject::Kind::global;
+    o.text = full;
+    stack_.push_back(add(std::move(o)));
+  }
+
+  // REDUCE: _codecs.encode(text, 'latin1') is made here (the text's characters as bytes); a call
+  // of a global the vocabulary names is recorded, never made; anything else is refused.
+  void reduce(std::size_t at) {
+    using Kind = PickleObject::Kind;
+    need(2, at, 'R');
+    const std::size_t function_index = stack_[stack_.size() - 2];
+    const std::size_t args_index = stack_.back();
+    const PickleObject& function = doc_.objects[function_index];
+    const PickleObject& args = doc_.objects[args_index];
+    if (function.kind == Kind::codecs_encode) {
+      const std::size_t bytes = encode_latin1(args, at);
+      stack_.resize(stack_.size() - 2);
+      stack_.push_back(bytes);
+      return;
+    }
+    if (vocabulary_.globals.empty())
+      fail(at, fmt::format("opcode {} calls {}: it makes the reader import or call code, which "
+                           "pfc never does; it reads only _codecs.encode(text, 'latin1')",
+                           opcode_label('R'), describe_pickle_object(function)));
+    if (function.kind != Kind::global || args.kind != Kind::tuple)
+      fail(at, fmt::format("REDUCE of {} with {}: only a named global with a tuple of arguments "
+                           "is read",
+                           describe_pickle_object(function), describe_pickle_object(args)));
+    PickleObject o;
+    o.kind = Kind::call;
+    o.items = {function_index, args_index};
+    stack_.resize(stack_.size() - 2);
+    stack_.push_back(add(std::move(o)));
+  }
+
+  // The bytes object _codecs.encode makes of `args` = (text, 'latin1'); its index.
+  std::size_t encode_latin1(const PickleObject& args, std::size_t at) {
+    const bool pair = args.kind == PickleObject::Kind::tuple && args.items.size() == 2;
+    if (!pair || doc_.objects[args.items[0]].kind != PickleObject::Kind::text ||
+        doc_.objects[args.items[1]].kind != PickleObject::Kind::text)
+      fail(at, fmt::format("opcode {} calls _codecs.encode with {}, not (text, 'latin1')",
+                           opcode_label('R'), describe_pickle_object(args)));
+    const PickleObject& text = doc_.objects[args.items[0]];
+    const std::string& encoding = doc_.objects[args.items[1]].text;
+    if (encoding != "latin1")
+      fail(at, fmt::format("opcode {} calls _codecs.encode with the encoding '{}'; pfc reads the "
+                           "'latin1' that Python writes for bytes",
+                           opcode_label('R'), encoding));
+    PickleObject bytes;
+    bytes.kind = PickleObject::Kind::bytes;
+    bytes.built = true;
+    bytes.offset = doc_.built.size();
+    latin1_bytes(data_.subspan(text.offset, text.size), text.offset, doc_.built);
+    bytes.size = doc_.built.size() - bytes.offset;
+    return add(std::move(bytes));
+  }
+
+  // The code points of UTF-8 `text` (at byte `at` of the pickle), each below 256, as bytes.
+  void latin1_bytes(std::span<const std::uint8_t> text, std::size_t at,
+                    std::vector<std::uint8_t>& out) const {
+    for (std::size_t i = 0; i < text.size();) {
+      const std::uint8_t lead = text[i];
+      std::uint32_t code = lead;
+      std::size_t length = 1;
+      if (lead >= 0x80) {
+        length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 ? 2 : 0;
+        if (length == 0 || i + length > text.size())
+          fail(at + i, "the text _codecs.encode is given is not UTF-8");
+        code = lead & (0xFF >> (length + 1));
+        for (std::size_t k = 1; k < length; ++k) {
+          if ((text[i + k] & 0xC0) != 0x80)
+            fail(at + i, "the text _codecs.encode is given is not UTF-8");
+          code = (code << 6) | (text[i + k] & 0x3F);
+        }
+        if ((length == 3 && code < 0x800) || (length == 4 && code < 0x10000))
+          fail(at + i, "the text _codecs.encode is given is not UTF-8 (an overlong encoding)");
+      }
+      if (code > 0xFF)
+        fail(at + i, fmt::format("the text _codecs.encode is given holds the character U+{:04X}, "
+                                 "beyond latin1: not bytes",
+                                 code));
+      out.push_back(static_cast<std::uint8_t>(code));
+      i += length;
+    }
+  }
+
+  // The function itself must not be part of the value: only what it made.
+  void check_no_function(std::size_t at) const {
+    std::vector<bool> seen(doc_.objects.size(), false);
+    std::vector<std::size_t> pending = {doc_.root};
+    while (!pending.empty()) {
+      const std::size_t i = pending.back();
+      pending.pop_back();
+      if (seen[i]) continue;
+      seen[i] = true;
+      const PickleObject& o = doc_.objects[i];
+      if (o.kind == PickleObject::Kind::codecs_encode)
+        fail(at, "STOP: the value holds the function _codecs.encode itself, not bytes it made");
+      pending.insert(pending.end(), o.items.begin(), o.items.end());
+      for (const auto& [key, value] : o.entries) pending.insert(pending.end(), {key, value});
+      if (o.state) pending.push_back(*o.state);
+    }
+  }
+
+  void push_dict(const std::vector<std::size_t>& pairs) {
+    PickleObject o;
+    o.kind = PickleObject::Kind::dict;
+    stack_.push_back(add(std::move(o)));
+    set_items(pairs, 0, 'd');
+  }
+
+  // Sets key, value, key, value, ... on the dict (or OrderedDict) on top of the stack.
+  void set_items(const std::vector<std::size_t>& pairs, std::size_t at, std::uint8_t code) {
+    if (pairs.size() % 2 != 0)
+      fail(at, fmt::format("{} with {} objects, not key-value pairs", opcode_label(code),
+                           pairs.size()));
+    need(1, at, code);
+    PickleObject& target = doc_.objects[stack_.back()];
+    if (target.kind != PickleObject::Kind::dict && target.kind != PickleObject::Kind::call)
+      fail(at, fmt::format("{} sets items of {}, not a dict", opcode_label(code),
+                           describe_pickle_object(target)));
+    for (std::size_t i = 0; i < pairs.size(); i += 2)
+      target.entries.emplace_back(pairs[i], pairs[i + 1]);
   }
 
   std::span<const std::uint8_t> data_;
+  const PickleVocabulary& vocabulary_;
   std::size_t pos_ = 0;
   std::size_t frame_end_ = kNoFrame;
   PickleDocument doc_;
@@ -308,7 +587,10 @@ class Parser {
 
 }  // namespace
 
-PickleDocument parse_pickle(std::span<const std::uint8_t> data) { return Parser(data).parse(); }
+PickleDocument parse_pickle(std::span<const std::uint8_t> data,
+                            const PickleVocabulary& vocabulary) {
+  return Parser(data, vocabulary).parse();
+}
 
 std::string describe_pickle_object(const PickleObject& object) {
   switch (object.kind) {
@@ -320,6 +602,22 @@ std::string describe_pickle_object(const PickleObject& object) {
       return fmt::format("a list of {}", object.items.size());
     case PickleObject::Kind::tuple:
       return fmt::format("a tuple of {}", object.items.size());
+    case PickleObject::Kind::integer:
+      return fmt::format("the integer {}", object.integer);
+    case PickleObject::Kind::none:
+      return "None";
+    case PickleObject::Kind::text:
+      return fmt::format("a text string '{}'", object.text.substr(0, 64));
+    case PickleObject::Kind::codecs_encode:
+      return "the function _codecs.encode";
+    case PickleObject::Kind::dict:
+      return fmt::format("a dict of {}", object.entries.size());
+    case PickleObject::Kind::global:
+      return fmt::format("the name {}", object.text);
+    case PickleObject::Kind::call:
+      return "a call";
+    case PickleObject::Kind::persistent_id:
+      return "a persistent id";
   }
   return "an object";
 }

@@ -59,15 +59,19 @@ VerificationBin::VerificationBin(const std::string& path)
     if (image.kind != Kind::bytes)
       refuse(fmt::format("image {} is {}, not the bytes of an encoded image", i,
                          describe_pickle_object(image)));
-    images_.push_back({image.offset, image.size});
+    images_.push_back({image.offset, image.size, image.built});
   }
   for (std::size_t i = 0; i < same.items.size(); ++i) {
+    // Booleans, or the integers 0 and 1 that some writers store instead.
     const PickleObject& flag = doc.at(same.items[i]);
-    if (flag.kind != Kind::boolean)
-      refuse(fmt::format("issame_list item {} is {}, not True or False", i,
+    const bool zero_or_one =
+        flag.kind == Kind::integer && (flag.integer == 0 || flag.integer == 1);
+    if (flag.kind != Kind::boolean && !zero_or_one)
+      refuse(fmt::format("issame_list item {} is {}, not True or False (or 1 or 0)", i,
                          describe_pickle_object(flag)));
-    issame_.push_back(flag.value);
+    issame_.push_back(flag.kind == Kind::boolean ? flag.value : flag.integer == 1);
   }
+  built_ = std::move(doc.built);
   if (images_.size() % 2 != 0)
     refuse(fmt::format("it holds an odd number of images ({}); pairs need two each",
                        images_.size()));
@@ -79,7 +83,7 @@ VerificationBin::VerificationBin(const std::string& path)
 
 std::span<const std::uint8_t> VerificationBin::image(std::int64_t i) const {
   const Extent& e = images_.at(static_cast<std::size_t>(i));
-  return {data_.data() + e.offset, e.size};
+  return {(e.built ? built_ : data_).data() + e.offset, e.size};
 }
 
 std::string verification_bin_path(const std::string& dir, const std::string& name) {

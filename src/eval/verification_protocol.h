@@ -16,6 +16,9 @@
 
 namespace pfc {
 
+// verification.py's nrof_folds: every fold needs a pair, so a file needs this many at least.
+inline constexpr int kVerificationFolds = 10;
+
 struct VerificationResult {
   std::int64_t pairs = 0;
   std::int64_t folds = 0;
@@ -29,7 +32,8 @@ struct VerificationResult {
 
 // embeddings and mirrored: host [2 * pairs, d] f32 or f64, row i the image i of the file.
 VerificationResult evaluate_verification(const Tensor& embeddings, const Tensor& mirrored,
-                                         const std::vector<bool>& issame, int folds = 10);
+                                         const std::vector<bool>& issame,
+                                         int folds = kVerificationFolds);
 
 // The pieces, for tests against hand computations.
 struct FoldAccuracy {

@@ -22,6 +22,17 @@ constexpr int kStepDigits = 7;
 
 fs::path checkpoint_root(const std::string& output_dir) { return fs::path(output_dir) / "ckpt"; }
 
+std::vector<fs::path> run_files_of(const fs::path& run_or_checkpoint) {
+  fs::path folder = fs::absolute(run_or_checkpoint).lexically_normal();
+  if (!folder.has_filename()) folder = folder.parent_path();
+  fs::path run = folder;
+  if (checkpoint_folder_step(folder.filename().string())) {
+    run = folder.parent_path().parent_path();
+    if (folder.parent_path() != checkpoint_root(run.string())) return {folder};
+  }
+  return {checkpoint_root(run.string()), run / kMetricsFile, run / kTrainingLogFile};
+}
+
 std::string checkpoint_folder_name(std::int64_t step) {
   PFC_CHECK(step >= 0, "checkpoint step {} is negative", step);
   return fmt::format("{}{:0{}}", kPrefix, step, kStepDigits);

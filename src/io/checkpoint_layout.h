@@ -21,6 +21,9 @@ struct CheckpointInfo {
 };
 
 inline constexpr const char* kModelFile = "model.h5";
+// Beside ckpt/ in a run's output folder.
+inline constexpr const char* kMetricsFile = "metrics.h5";
+inline constexpr const char* kTrainingLogFile = "training.log";
 // model.h5's root attribute `format`.
 inline constexpr std::string_view kCheckpointFormat = "pfc checkpoint 1";
 
@@ -49,6 +52,10 @@ ResumeCandidates resume_candidates(const std::filesystem::path& root);
 // What `resume_from` names: a complete step_NNNNNNN folder (itself alone), or a run's output
 // folder (its resume_candidates). Throws pfc::UsageError naming the path otherwise.
 ResumeCandidates named_resume_candidates(const std::filesystem::path& folder);
+// What of a run a command that reads a run-or-checkpoint argument (pfc embed, export) must
+// never write over: the run's checkpoint folder, metrics.h5 and training.log (a run folder,
+// or <run> of a step folder <run>/ckpt/step_NNNNNNN), or the step folder alone (elsewhere).
+std::vector<std::filesystem::path> run_files_of(const std::filesystem::path& run_or_checkpoint);
 // Every complete checkpoint folder under root (holding model.h5), oldest first.
 std::vector<CheckpointInfo> list_checkpoints(const std::filesystem::path& root);
 

@@ -16,6 +16,18 @@ void sync_path(const std::filesystem::path& path);
 // space left on device").
 void replace_file_atomically(const std::filesystem::path& path, const std::string& text);
 
+// Where a chain of symbolic links that starts at `path` ends (`path` itself when it is no
+// link), whether or not a file is there yet: where writing to `path` lands.
+std::filesystem::path follow_links(std::filesystem::path path);
+
+// Gives `path` the contents `text` for another program to read, whatever `path` is: a regular
+// file, or none yet, is replaced atomically (replace_file_atomically) where a symbolic link
+// leads, the link kept; an existing FIFO, device or socket is written in place, as a shell's
+// `>` would, never replaced by a file. A FIFO that no process opens for reading within
+// `fifo_wait_s` seconds is an Error (instead of a hang).
+void write_whole_file(const std::filesystem::path& path, const std::string& text,
+                      double fifo_wait_s = 10);
+
 // Creates or truncates `path`, writes `text` and syncs it; every write, the sync and the close
 // are checked.
 void write_file_durably(const std::filesystem::path& path, const std::string& text);

@@ -2,7 +2,9 @@
 
 #include <fmt/ranges.h>
 
+#include <cctype>
 #include <cmath>
+#include <sstream>
 
 #include "core/counter_rng.h"
 
@@ -37,6 +39,52 @@ std::string batch_dataset(const std::string& group, const char* name, int index)
   return group + "/" + name + (index == 0 ? "" : std::to_string(index + 1));
 }
 
+std::string trimmed(const std::string& text) {
+  const auto first = text.find_first_not_of(' ');
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(' ') - first + 1);
+}
+
+// The stored batch a `batches` clause's right-hand side names: "input/labels" is 0,
+// "input2/labels2" is 1, ...
+int named_batch(const std::string& names, const std::string& where) {
+  const std::string n = trimmed(names);
+  const auto slash = n.find('/');
+  PFC_CHECK(n.rfind("input", 0) == 0 && slash != std::string::npos,
+            "{}: '{}' does not name a stored batch (inputN/labelsN)", where, n);
+  const std::string digits = n.substr(5, slash - 5);
+  PFC_CHECK(n.substr(slash + 1) == "labels" + digits,
+            "{}: '{}' pairs an input with another batch's labels", where, n);
+  return digits.empty() ? 0 : std::stoi(digits) - 1;
+}
+
+// The `batches` attribute, e.g. "step 1 and 3: input/labels; step 2: input2/labels2": the
+// stored batch of each of `steps` steps, every step named exactly once.
+std::vector<int> step_batches(const std::string& text, std::int64_t steps,
+                              const std::string& where) {
+  std::vector<int> batch(static_cast<std::size_t>(steps), -1);
+  std::istringstream clauses(text);
+  for (std::string clause; std::getline(clauses, clause, ';');) {
+    const auto colon = clause.find(':');
+    PFC_CHECK(colon != std::string::npos, "{}: batches clause '{}' has no ':'", where, clause);
+    const int stored = named_batch(clause.substr(colon + 1), where);
+    std::istringstream words(clause.substr(0, colon));
+    for (std::string word; words >> word;) {
+      if (word == "step" || word == "steps" || word == "and" || word == ",") continue;
+      if (!word.empty() && word.back() == ',') word.pop_back();
+      PFC_CHECK(!word.empty() && std::isdigit(static_cast<unsigned char>(word[0])),
+                "{}: batches clause '{}' names no step number", where, clause);
+      const int step = std::stoi(word);
+      PFC_CHECK(step >= 1 && step <= steps && batch[step - 1] < 0,
+                "{}: batches names step {} outside 1..{} or twice", where, step, steps);
+      batch[step - 1] = stored;
+    }
+  }
+  for (std::int64_t s = 0; s < steps; ++s)
+    PFC_CHECK(batch[s] >= 0, "{}: batches names no batch for step {}", where, s + 1);
+  return batch;
+}
+
 }  // namespace
 
 GoldenFile::GoldenFile(const std::string& path) : file_(path, h5::Mode::read) {}
@@ -51,7 +99,8 @@ std::vector<std::string> GoldenFile::case_names() const {
   for (const std::string& group : h5::children(file_.id(), "/")) {
     if (!h5::has_attribute(file_.id(), group, "num_features")) continue;
     for (const std::string& name : h5::children(file_.id(), group))
-      if (h5::has_attribute(file_.id(), group + "/" + name, "loss"))
+      if (h5::has_attribute(file_.id(), group + "/" + name, "loss") ||
+          h5::has_attribute(file_.id(), group + "/" + name, "steps"))
         names.push_back(group + "/" + name);
   }
   return names;
@@ -99,6 +148,10 @@ GoldenCase GoldenFile::golden_case(const std::string& group, const std::string& 
   if (h5::has_attribute(f, path, "interclass_filtering_threshold"))
     c.interclass_filtering_threshold =
         h5::read_attribute_double(f, path, "interclass_filtering_threshold");
+  if (h5::has_attribute(f, path, "classifier_update"))
+    c.classifier_update = h5::read_attribute_string(f, path, "classifier_update");
+  if (h5::has_attribute(f, path, "margin_gradient"))
+    c.margin_gradient = h5::read_attribute_string(f, path, "margin_gradient");
   return c;
 }
 
@@ -126,6 +179,21 @@ std::optional<GoldenTraining> GoldenFile::training(const std::string& group,
   }
   PFC_CHECK(t.steps >= 1 && t.gradient_acc >= 1, "{}: {} steps of {} micro-batches", path,
             t.steps, t.gradient_acc);
+  if (h5::has_attribute(f, path, "batches")) {
+    PFC_CHECK(t.gradient_acc == 1, "{}: a batch per step needs gradient_acc 1, not {}", path,
+              t.gradient_acc);
+    t.step_batch = step_batches(h5::read_attribute_string(f, path, "batches"), t.steps, path);
+  }
+  for (std::int64_t s = 1; h5::exists(f, fmt::format("{}/sampled_index_step{}", path, s)); ++s) {
+    const Tensor index =
+        h5::read_tensor(f, fmt::format("{}/sampled_index_step{}", path, s), DType::i64);
+    t.sampled_index.emplace_back(index.data<std::int64_t>(),
+                                 index.data<std::int64_t>() + index.numel());
+  }
+  PFC_CHECK(t.sampled_index.empty() ||
+                static_cast<std::int64_t>(t.sampled_index.size()) == t.steps,
+            "{}: {} sampled_index_stepN datasets for {} steps", path, t.sampled_index.size(),
+            t.steps);
   return t;
 }
 

@@ -42,6 +42,10 @@ struct GoldenCase {
   double loss = 0;                    // 0 in the training cases, which store `losses`
   TorchFp32Error torch_loss;          // from torch_cpu_fp32_loss and torch_gpu_fp32_loss
   double interclass_filtering_threshold = 0;
+  // The arcface_torch version the case was written by (attributes `classifier_update`,
+  // `margin_gradient`); absent, today's (every file before the seed's is train_v2.py's).
+  std::string classifier_update = "dense";
+  std::string margin_gradient = "straight_through";
 };
 
 // The optimiser loop of a training case of the parity file (sgd_2steps, adamw_2steps,
@@ -55,6 +59,13 @@ struct GoldenTraining {
   double clip_grad_norm = 0;
   std::int64_t steps = 0;
   std::int64_t gradient_acc = 1;
+  // The stored batch (0: input/labels, 1: input2/labels2, ...) each step trains on, from the
+  // case's `batches` attribute ("step 1 and 3: input/labels; step 2: input2/labels2"); empty
+  // when every step trains on batches 0 .. gradient_acc - 1 (its micro-batches).
+  std::vector<int> step_batch;
+  // The sorted global classes each step sampled (`sampled_index_step1`, ...), for the sampler
+  // to take instead of drawing; empty when the case stores none.
+  std::vector<std::vector<std::int64_t>> sampled_index;
 };
 
 // A reference gradient or statistic: either the whole tensor or every `stride`-th element of

@@ -121,9 +121,12 @@ std::string open_failure(const std::string& path, bool creating, bool writing,
 // New files use the object-header and superblock formats of HDF5 1.8 and later, whose
 // metadata carries checksums: a damaged attribute or group fails to load instead of being
 // read as something else. (Readable by HDF5 1.10 and later, which virtual datasets need.)
+// No advisory lock (see Mode): files pfc creates whole are temporaries that io/staged_file.h
+// locks itself, or checkpoint files only their own rank writes.
 Handle creation_access() {
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS));
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+  H5Pset_file_locking(fapl.get(), false, true);
   return fapl;
 }
 

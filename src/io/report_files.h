@@ -9,11 +9,14 @@
 
 namespace pfc {
 
-// Every regular file of `paths`, and every one under a folder of `paths` (recursively,
-// following links, skipping what may not be read) that `wanted` accepts; sorted, each once.
-// A path that does not exist is a UsageError.
+// Every regular file of `paths`, and every file in a folder of `paths` or the folders below it
+// that `wanted` accepts; sorted, each once. Links to folders are not followed (a `self -> .`
+// link would loop, one to `/` would search the machine); folders that cannot be listed are
+// skipped: for permission or because they vanished (/proc) silently, for anything else with a
+// line in `problems`. A path that does not exist is a UsageError.
 using WantedFile = std::function<bool(const std::filesystem::path&)>;
 std::vector<std::string> report_files(const std::vector<std::string>& paths,
-                                      const WantedFile& wanted);
+                                      const WantedFile& wanted,
+                                      std::vector<std::string>& problems);
 
 }  // namespace pfc

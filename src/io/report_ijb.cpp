@@ -25,9 +25,9 @@ bool named_like_a_result(const fs::path& path) {
 }  // namespace
 
 FoundIjbResults find_ijb_results(const std::vector<std::string>& paths) {
-  std::vector<std::string> files = report_files(paths, named_like_a_result);
-  std::erase_if(files, [](const std::string& file) { return !is_ijb_result(file); });
   FoundIjbResults found;
+  std::vector<std::string> files = report_files(paths, named_like_a_result, found.unreadable);
+  std::erase_if(files, [](const std::string& file) { return !is_ijb_result(file); });
   for (const std::string& file : files) {
     try {
       found.results.push_back(read_ijb_summary(file));

@@ -3,18 +3,13 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "io/checkpoint_layout.h"
 #include "io/hdf5.h"
 #include "io/report_files.h"
 
 namespace pfc {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-constexpr const char* kMetricsFileName = "metrics.h5";
-
-}  // namespace
 
 BenchRun read_bench_run(const std::string& path) {
   const h5::File file(path, h5::Mode::live_read);
@@ -80,9 +75,10 @@ double samples_per_s_with_comm(const BenchRun& run) {
 }
 
 FoundRuns find_bench_runs(const std::vector<std::string>& paths) {
-  const std::vector<std::string> files = report_files(
-      paths, [](const fs::path& file) { return file.filename() == kMetricsFileName; });
   FoundRuns found;
+  const std::vector<std::string> files = report_files(
+      paths, [](const fs::path& file) { return file.filename() == kMetricsFile; },
+      found.unreadable);
   for (const std::string& file : files) {
     // A run killed while writing can leave a file HDF5 cannot open; the others still count.
     try {

@@ -55,11 +55,12 @@ double samples_per_s_with_comm(const BenchRun& run);
 
 struct FoundRuns {
   std::vector<BenchRun> runs;                // sorted by path
-  std::vector<std::string> unreadable;       // "path: why", for files that could not be read
+  // "path: why": files that could not be read, folders that could not be searched
+  std::vector<std::string> unreadable;
 };
 
-// Every file named metrics.h5 under each of `paths` (recursively; a path may also name a file
-// directly). A path that does not exist is a UsageError.
+// Every file named metrics.h5 under each of `paths` (recursively, without following links to
+// folders; a path may also name a file directly). A path that does not exist is a UsageError.
 FoundRuns find_bench_runs(const std::vector<std::string>& paths);
 
 }  // namespace pfc

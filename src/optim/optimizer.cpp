@@ -23,10 +23,14 @@ class Sgd final : public Optimizer {
   }
 
   void update_rows(Backend& backend, Tensor& w, const Tensor& index, const Tensor& g,
-                   OptimizerState& state, double lr) const override {
+                   OptimizerState& state, double lr, ClassifierUpdate rows) const override {
     check_state(w, state, "SGD row update");
-    backend.sgd_update_rows(w, state.moments[0], index, g, lr, settings().momentum,
-                            settings().weight_decay);
+    const double momentum = settings().momentum, decay = settings().weight_decay;
+    if (rows == ClassifierUpdate::dense) {
+      backend.sgd_update_sparse_grad(w, state.moments[0], index, g, lr, momentum, decay);
+    } else {
+      backend.sgd_update_rows(w, state.moments[0], index, g, lr, momentum, decay);
+    }
     ++state.updates;
   }
 };
@@ -45,10 +49,14 @@ class AdamW final : public Optimizer {
   }
 
   void update_rows(Backend& backend, Tensor& w, const Tensor& index, const Tensor& g,
-                   OptimizerState& state, double lr) const override {
+                   OptimizerState& state, double lr, ClassifierUpdate rows) const override {
     check_state(w, state, "AdamW row update");
-    backend.adamw_update_rows(w, state.moments[0], state.moments[1], index, g,
-                              params(lr, true, state));
+    const AdamWParams p = params(lr, true, state);
+    if (rows == ClassifierUpdate::dense) {
+      backend.adamw_update_sparse_grad(w, state.moments[0], state.moments[1], index, g, p);
+    } else {
+      backend.adamw_update_rows(w, state.moments[0], state.moments[1], index, g, p);
+    }
     ++state.updates;
   }
 

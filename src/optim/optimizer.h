@@ -1,6 +1,6 @@
 // The optimisers of `optimizer = "sgd" | "adamw"`, behind one interface that serves the
-// backbone's flat parameter buffer (dense) and PartialFC's class centres (every row, or the rows
-// a step used, whose moments travel with them). torch.optim's semantics: SGD with momentum and
+// backbone's flat parameter buffer (dense) and PartialFC's class centres (every row, or a step's
+// sampled rows under either ClassifierUpdate). torch.optim's semantics: SGD with momentum and
 // coupled weight decay (torch.optim.SGD, dampening 0); AdamW with decoupled weight decay and
 // bias-corrected moments (torch.optim.AdamW, betas 0.9/0.999, eps 1e-8). An optimiser holds
 // only its constants; each trained tensor's moments and update count are its OptimizerState.
@@ -14,6 +14,7 @@
 
 #include "backend/backend.h"
 #include "config/config.h"
+#include "optim/classifier_update.h"
 
 namespace pfc {
 
@@ -56,10 +57,12 @@ class Optimizer {
   // One update of w with gradient g; decay: whether weight decay applies to w.
   virtual void update(Backend& backend, Tensor& w, const Tensor& g, OptimizerState& state,
                       double lr, bool decay) const = 0;
-  // One update of the rows index[i] of w [rows, cols] with gradient row i of g; every other
-  // row and its moments stay as they are.
+  // One update of w [rows, cols] whose gradient is row i of g at row index[i] (sorted,
+  // unique): `sampled` moves those rows and their moments only, every other row stays as it
+  // is; `dense` steps the whole of w as one parameter whose gradient is zero on every other
+  // row (weight decay and moments reach every row). Weight decay applies either way.
   virtual void update_rows(Backend& backend, Tensor& w, const Tensor& index, const Tensor& g,
-                           OptimizerState& state, double lr) const = 0;
+                           OptimizerState& state, double lr, ClassifierUpdate rows) const = 0;
 
  protected:
   explicit Optimizer(const OptimizerSettings& settings) : settings_(settings) {}

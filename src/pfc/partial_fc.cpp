@@ -26,11 +26,12 @@ ShardLayout layout_for(const PartialFcOptions& o, const Comm& comm) {
 
 }  // namespace
 
-double f16_cos_grad_scale(double scale_s, std::int64_t global_batch) {
+double f16_cos_grad_scale(double scale_s, std::int64_t global_batch, double largest_factor) {
   PFC_CHECK(scale_s > 0.0 && global_batch > 0,
             "f16_cos_grad_scale: scale {} and global batch {} must be positive", scale_s,
             global_batch);
-  const double bound = scale_s / static_cast<double>(global_batch);
+  const double factor = std::isfinite(largest_factor) ? std::max(1.0, largest_factor) : 1.0;
+  const double bound = scale_s / static_cast<double>(global_batch) * factor;
   return std::ldexp(1.0, static_cast<int>(std::floor(std::log2(16384.0 / bound))));
 }
 
@@ -154,6 +155,19 @@ void PartialFc::check_labels(const std::vector<std::int64_t>& global_labels,
   }
 }
 
+double PartialFc::largest_magnitude(const Tensor& factor) {
+  if (!factor.defined() || factor.numel() == 0) return 1.0;
+  const Tensor host = backend_.to_host(factor);
+  const bool f64 = factor.dtype() == DType::f64;
+  double largest = 0.0;
+  for (std::int64_t i = 0; i < host.numel(); ++i) {
+    const double f = std::abs(f64 ? host.data<double>()[i] : host.data<float>()[i]);
+    // A NaN factor makes the gradient NaN whatever the scale: as an infinite one.
+    largest = std::isnan(f) ? HUGE_VAL : std::max(largest, f);
+  }
+  return largest;
+}
+
 Tensor PartialFc::to_half(const Tensor& x) {
   Tensor half = backend_.empty(x.shape(), DType::f16, MemoryPurpose::activations);
   backend_.cast(x, half);
@@ -191,6 +205,12 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
     backend_.interclass_filter(logits, local_label, options_.interclass_filtering_threshold,
                                keep);
   }
+  // The exact margin gradient's factor needs the target cosines the margin overwrites.
+  Tensor margin_factor;
+  if (options_.margin_gradient == MarginGradient::exact) {
+    margin_factor = buffer({rows});
+    backend_.margin_gradient_factor(logits, local_label, options_.margin, margin_factor);
+  }
   Tensor row_max = buffer({rows});
   backend_.margin_logits(logits, local_label, options_.margin, row_max);
   if (class_sharded) comm_.all_reduce(row_max, ReduceOp::max);
@@ -201,9 +221,13 @@ PartialFc::HeadGradients PartialFc::margin_softmax(const Tensor& embeddings, Ten
   // In f16, d loss / d cos leaves the softmax already multiplied by its f16 scale (one pass
   // fewer over the logits); the GEMMs below take the scale back out through alpha.
   const double grad_scale =
-      half ? f16_cos_grad_scale(options_.margin.scale, global_batch) : 1.0;
+      half ? f16_cos_grad_scale(options_.margin.scale, global_batch,
+                                largest_magnitude(margin_factor))
+           : 1.0;
   backend_.softmax_grad(logits, row_sum, local_label, options_.margin.scale * grad_scale,
                         global_batch, target_prob);
+  if (margin_factor.defined()) backend_.scale_target_column(logits, local_label, margin_factor);
+  margin_factor = Tensor();
   if (keep.defined()) backend_.interclass_filter_backward(logits, keep);
   keep = Tensor();
   // Each target is on exactly one rank; the others contribute 0.
@@ -310,7 +334,8 @@ void PartialFc::step(double lr) {
             "forward_backward first)");
   if (options_.method == PfcMethod::pfc) {
     // Even with no rows sampled here, so that every rank's update count stays the same.
-    optimizer_->update_rows(backend_, weight_, sampled_device_, weight_grad_, state_, lr);
+    optimizer_->update_rows(backend_, weight_, sampled_device_, weight_grad_, state_, lr,
+                            options_.classifier_update);
   } else {
     optimizer_->update(backend_, weight_, weight_grad_, state_, lr, true);
   }

@@ -9,7 +9,12 @@
 // trainer calls set_labels before it queues the backbone's forward, so that the class sampler
 // in forward_backward runs on the host while the device computes the embeddings. With
 // gradient accumulation, each micro-batch's forward_backward adds its centre gradient to the
-// step's, and step updates every row sampled in any of them.
+// step's, and step updates every row sampled in any of them (or, with the dense update, every
+// row, those with a gradient included).
+//
+// Both versions of arcface_torch are options: the seed's (sampled update, exact margin
+// gradient) and today's PartialFC_V2 (dense update, straight-through margin); see
+// optim/classifier_update.h and pfc/margin_gradient.h.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +24,9 @@
 
 #include "backend/backend.h"
 #include "comm/comm.h"
+#include "optim/classifier_update.h"
 #include "optim/optimizer.h"
+#include "pfc/margin_gradient.h"
 #include "pfc/pfc_method.h"
 #include "pfc/shard_layout.h"
 
@@ -28,7 +35,9 @@ namespace pfc {
 struct PartialFcOptions {
   std::int64_t num_classes = 0;
   std::int64_t embedding_size = 0;
-  double sample_rate = 1.0;  // pfc only: dp and mp use every class whatever it says
+  // pfc only (dp and mp use every class whatever it says): the fraction of each shard's
+  // centres a step uses, at least its positives; 0 uses the positives alone (PartialFC_V2).
+  double sample_rate = 1.0;
   MarginParams margin;
   PfcMethod method = PfcMethod::pfc;
   std::uint64_t seed = 0;  // class-centre init and the sampler's draws
@@ -36,14 +45,19 @@ struct PartialFcOptions {
   // gradient, and the margin softmax: f32, or f64 in an f64 run.
   DType dtype = DType::f32;
   // The operands of the classifier's three GEMMs (logits, and the gradients of the normalised
-  // embeddings and centres): `dtype`, or f16 in fp16 training (dtype f32), as arcface_torch's
-  // autocast has them; products accumulate in f32 then, and everything else stays f32.
+  // embeddings and centres): `dtype`, or f16 with dtype f32 (pfc's fp16 speed choice; both
+  // arcface_torch versions keep the classifier in fp32); products accumulate in f32 then, and
+  // everything else stays f32.
   DType gemm_operands = DType::f32;
   // arcface_torch's interclass_filtering_threshold: negatives whose cosine exceeds it are set
   // to 0 before the margin. 0 turns the filter off.
   double interclass_filtering_threshold = 0.0;
   // The classifier's optimiser (arcface_torch steps the centres with the backbone's).
   OptimizerSettings optimizer;
+  // The two versions of arcface_torch. Built in code, a PartialFc defaults to the sampled
+  // update and the straight-through margin; a run's config chooses (config.h).
+  ClassifierUpdate classifier_update = ClassifierUpdate::sampled;
+  MarginGradient margin_gradient = MarginGradient::straight_through;
 };
 
 // Whether forward_backward's class-centre gradient replaces the one kept for step() or adds to
@@ -51,10 +65,12 @@ struct PartialFcOptions {
 enum class CentreGradient { replace, accumulate };
 
 // The power of two that d loss / d cos is multiplied by before it is rounded to f16: every
-// element is at most scale_s / global_batch in magnitude, and this brings that bound to at
-// most 2^14, so nothing overflows and small probabilities keep f16's full precision instead
-// of flushing to zero. Unscaling by its inverse is exact.
-double f16_cos_grad_scale(double scale_s, std::int64_t global_batch);
+// element is at most scale_s / global_batch times the largest exact-margin factor (1 with the
+// straight-through margin) in magnitude, and this brings that bound to at most 2^14, so nothing
+// overflows and small probabilities keep f16's full precision instead of flushing to zero.
+// Unscaling by its inverse is exact. A factor that is not finite leaves the bound at 1 (that
+// gradient is not finite in any precision).
+double f16_cos_grad_scale(double scale_s, std::int64_t global_batch, double largest_factor = 1.0);
 
 class PartialFc {
  public:
@@ -102,8 +118,8 @@ class PartialFc {
                           CentreGradient mode = CentreGradient::replace);
 
   // One optimiser update of the centres the forward_backward calls since the last step used:
-  // every row (dp, mp) or the rows sampled in any of them (pfc; other rows and their moments
-  // untouched).
+  // every row (dp, mp); in pfc, the rows sampled in any of them (sampled: other rows and
+  // their moments untouched) or every row with a zero gradient off those (dense).
   void step(double lr);
 
   // What the forward_backward calls since the last step used and produced:
@@ -127,6 +143,9 @@ class PartialFc {
   void check_labels(const std::vector<std::int64_t>& global_labels, std::int64_t batch) const;
   // An f16 copy of x, the GEMM operand of the fp16 classifier.
   Tensor to_half(const Tensor& x);
+  // The largest |factor| of the exact margin gradient's factors on this rank (1 for none; an
+  // infinite or NaN one counts as infinite), read on the host: the f16 scale leaves it room.
+  double largest_magnitude(const Tensor& factor);
   // The margin softmax and its backward for embeddings [rows, emb] against centres
   // [classes, emb]; class_sharded: the classes of a row are spread over the ranks, so the
   // row max, row sum and target probability are all-reduced. The centres are taken by value:

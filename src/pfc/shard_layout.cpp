@@ -11,8 +11,10 @@ namespace pfc {
 ShardLayout ShardLayout::make(std::int64_t num_classes, int world, int rank, double sample_rate) {
   if (num_classes < 1)
     throw UsageError(fmt::format("num_classes is {}, expected at least 1", num_classes));
-  if (!(sample_rate > 0.0 && sample_rate <= 1.0))
-    throw UsageError(fmt::format("sample_rate is {}, expected a value in (0, 1]", sample_rate));
+  if (!(sample_rate >= 0.0 && sample_rate <= 1.0))
+    throw UsageError(fmt::format("sample_rate is {}, expected a value in [0, 1] (0: the positive "
+                                 "classes only)",
+                                 sample_rate));
   PFC_CHECK(world >= 1 && rank >= 0 && rank < world, "rank {} is outside a world of {}", rank,
             world);
   ShardLayout l;

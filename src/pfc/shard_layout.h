@@ -14,7 +14,8 @@ struct ShardLayout {
   std::int64_t class_start = 0;  // (C / W) * rank + min(rank, C % W)
   std::int64_t num_sample = 0;   // int(sample_rate * num_local)
 
-  // Throws UsageError for C < 1, a sample_rate outside (0, 1], or a rank outside [0, world).
+  // Throws UsageError for C < 1, a sample_rate outside [0, 1] (0: the positives alone), or a
+  // rank outside [0, world).
   static ShardLayout make(std::int64_t num_classes, int world, int rank, double sample_rate);
 
   std::int64_t class_end() const { return class_start + num_local; }

@@ -32,10 +32,13 @@ std::string describe(const Plan& plan, const Config& cfg) {
       plan.gpu ? fmt::format("cuda on {}", plan.gpu->name) : std::string("cpu (this host)");
   const std::string method = cfg.method == "pfc" ? fmt::format("pfc {:g}", cfg.sample_rate)
                                                  : cfg.method;
+  const bool f16_classifier = cfg.fp16 && cfg.classifier_precision == "fp16";
   return fmt::format("plan: {}, planning {}; {}, batch {} per rank, fp16 {}, embedding {}, "
-                     "method {}, {} classes ({:.1f} s)\n",
+                     "method {}, {} classes ({:.1f} s)\n"
+                     "  classifier: {} update, {} margin gradient, {} GEMMs\n",
                      ranks, where, cfg.network, cfg.batch_size, cfg.fp16 ? "on" : "off",
-                     cfg.embedding_size, method, cfg.num_classes, plan.seconds);
+                     cfg.embedding_size, method, cfg.num_classes, plan.seconds,
+                     cfg.classifier_update, cfg.margin_gradient, f16_classifier ? "f16" : "f32");
 }
 
 std::string memory_table(const Plan& plan, const RankPlan& r, std::size_t index) {

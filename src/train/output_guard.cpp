@@ -23,7 +23,7 @@ namespace {
 std::vector<std::string> run_contents(const fs::path& output) {
   std::vector<std::string> found;
   std::error_code ec;
-  if (fs::exists(output / "metrics.h5", ec)) found.push_back("metrics.h5");
+  if (fs::exists(output / kMetricsFile, ec)) found.push_back(kMetricsFile);
   const fs::path root = checkpoint_root(output.string());
   if (!fs::is_directory(root, ec)) return found;
   const std::size_t complete = list_checkpoints(root).size();

@@ -5,6 +5,8 @@
 
 #include <exception>
 
+#include "config/config_differences.h"
+#include "config/load_config.h"
 #include "core/error.h"
 
 namespace pfc {
@@ -64,6 +66,26 @@ ResumedCheckpoint read_first_readable(Comm& comm, const ResumeCandidates& candid
                    info.path.string(), candidates.newest_first[i + 1].path.string());
   }
   throw Error("no checkpoint to continue from");
+}
+
+std::string describe_changed_keys(const ResumedCheckpoint& resumed, const Config& cfg) {
+  Config saved;
+  try {
+    saved = parse_config(resumed.checkpoint.state.config_toml, "the checkpoint's config", {});
+  } catch (const std::exception& e) {
+    return fmt::format("checkpoint '{}': its saved config cannot be compared with this run's "
+                       "({}); keys that changed since are not named",
+                       resumed.info.path.string(), e.what());
+  }
+  const std::vector<ConfigDifference> changed = training_differences(saved, cfg);
+  if (changed.empty()) return "";
+  std::string keys;
+  for (const ConfigDifference& d : changed)
+    keys += fmt::format("{}{} = {} (was {})", keys.empty() ? "" : ", ", d.key, d.after, d.before);
+  return fmt::format("this run's config differs from the one checkpoint '{}' was saved with in "
+                     "{} key{}: {}; its state carries over to the new values",
+                     resumed.info.path.string(), changed.size(), changed.size() == 1 ? "" : "s",
+                     keys);
 }
 
 }  // namespace pfc

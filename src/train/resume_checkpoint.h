@@ -5,7 +5,10 @@
 // steps since the previous one instead of the run.
 #pragma once
 
+#include <string>
+
 #include "comm/comm.h"
+#include "config/config.h"
 #include "io/checkpoint.h"
 #include "io/checkpoint_layout.h"
 #include "io/checkpoint_reader.h"
@@ -25,5 +28,14 @@ struct ResumedCheckpoint {
 // checkpoint does not fit the config, and pfc::Error when no candidate can be read.
 ResumedCheckpoint read_first_readable(Comm& comm, const ResumeCandidates& candidates,
                                       const CheckpointRequest& request, bool leader);
+
+// A notice naming every key that decides what the run computes (KeyRole::training) in which
+// `cfg` differs from the config the checkpoint was saved with, with both values; "" when none.
+// The checkpoint's state then carries over to the new values: it holds the classifier as one
+// [classes, embedding] matrix with its moments whatever the method (dp saves the rows mp would
+// give each rank), so method, sample_rate, gradient_acc and the loss's settings may change;
+// what cannot carry over (another number of classes, embedding size, optimizer or backbone)
+// is refused when the checkpoint is read.
+std::string describe_changed_keys(const ResumedCheckpoint& resumed, const Config& cfg);
 
 }  // namespace pfc

@@ -8,6 +8,7 @@
 #include "config/validate_config.h"
 #include "core/fault_injection.h"
 #include "data/data_source.h"
+#include "eval/pretrained_backbone.h"
 #include "io/checkpoint.h"
 #include "io/checkpoint_layout.h"
 #include "io/checkpoint_reader.h"
@@ -91,7 +92,18 @@ class TrainingRun {
   std::int64_t epoch() const { return data_->position().epoch; }
   std::int64_t skipped_records() const { return data_->skipped_records(); }
 
-  void save(const std::filesystem::path& root) {
+  // A new run's backbone from cfg.pretrained instead of the network's own initialisation:
+  // the class centres, optimiser state, step and schedule stay those of a new run.
+  void take_pretrained_backbone(bool leader) {
+    const PretrainedBackbone pretrained = load_pretrained_backbone(model_, cfg_.pretrained);
+    if (!leader) return;
+    for (const std::string& note : pretrained.notes) spdlog::warn("{}", note);
+    spdlog::info("pretrained: the backbone of {} ({}); new class centres for {} classes, and "
+                 "the optimiser, step and schedule of a new run",
+                 pretrained.origin, model_.describe(), cfg_.num_classes);
+  }
+
+  CheckpointInfo save(const std::filesystem::path& root) {
     Checkpoint ckpt;
     if (comm_.rank() == 0) {
       for (const Parameter* p : model_.parameters())
@@ -122,6 +134,7 @@ class TrainingRun {
     s.config_toml = cfg_.source_text;
     const CheckpointInfo info = write_checkpoint(comm_, root, ckpt, cfg_.keep_checkpoints);
     if (comm_.rank() == 0) spdlog::info("checkpoint written: {}", info.path.string());
+    return info;
   }
 
   // The part of a checkpoint this rank restores: the backbone and its own class rows.
@@ -156,9 +169,12 @@ class TrainingRun {
     o.method = parse_pfc_method(cfg.method);
     o.seed = static_cast<std::uint64_t>(cfg.seed);
     // On both backends, so that a CPU run computes the classifier as the GPU does.
-    o.gemm_operands = cfg.fp16 ? DType::f16 : DType::f32;
+    o.gemm_operands =
+        cfg.fp16 && cfg.classifier_precision == "fp16" ? DType::f16 : DType::f32;
     o.interclass_filtering_threshold = cfg.interclass_filtering_threshold;
     o.optimizer = optimizer_settings(cfg);
+    o.classifier_update = parse_classifier_update(cfg.classifier_update);
+    o.margin_gradient = parse_margin_gradient(cfg.margin_gradient);
     return o;
   }
 
@@ -253,7 +269,7 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
   VerificationCallback verification(cfg, comm, leader);
   const std::filesystem::path output(cfg.output);
   const std::filesystem::path ckpt_root = checkpoint_root(cfg.output);
-  const std::string metrics_path = (output / "metrics.h5").string();
+  const std::string metrics_path = (output / kMetricsFile).string();
   if (leader) std::filesystem::create_directories(output);
   comm.barrier();
   if (leader && !start.reason.empty()) spdlog::info("{}", start.reason);
@@ -282,12 +298,17 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
           read_first_readable(comm, start.candidates, run->checkpoint_request(), leader);
       run->restore(resumed);
       resumed_step = run->step();
-      if (leader)
+      if (leader) {
         spdlog::info("resumed from {} at step {}", resumed.info.path.string(), run->step());
+        if (const std::string changed = describe_changed_keys(resumed, cfg); !changed.empty())
+          spdlog::warn("{}", changed);
+      }
       // Checkpoints of this step and later ones may then replace what `latest` named.
       if (leader && own_checkpoint && resumed.latest_outdated)
         replace_file_atomically(ckpt_root / "latest", resumed.info.path.filename().string() +
                                                           "\n");
+    } else if (!cfg.pretrained.empty()) {
+      run->take_pretrained_backbone(leader);
     }
     if (leader) spdlog::info("learning rate: {}", run->schedule().base_lr_origin());
   } catch (const OutOfMemoryError& e) {
@@ -363,22 +384,31 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
         interval_start = Clock::now();
         comm_mark = comm.modelled_seconds();
       }
-      if (verification.due(run->step(), run->last_step())) {
+      divergence.observe(run->step(), loss, run->last_step_applied(),
+                         run->loss_scale_at_floor());
+      // A verification is preceded by the checkpoint of its step, so that whatever stops it
+      // (a GPU out of memory on one rank, which the other ranks cannot carry on without)
+      // loses no training: the run continues from here with resume = "auto". With
+      // checkpoint_every = 0 that is one checkpoint per `verbose` steps (keep_checkpoints
+      // prunes them).
+      const bool verify_now = verification.due(run->step(), run->last_step());
+      const bool checkpoint_due = cfg.checkpoint_every > 0 &&
+                                  run->step() % cfg.checkpoint_every == 0;
+      const bool before_verification = verify_now && cfg.checkpoint_every >= 0;
+      if ((checkpoint_due || before_verification) && divergence.healthy() &&
+          run->step() != last_saved) {
+        run->save(ckpt_root);
+        last_saved = run->step();
+      }
+      if (verify_now) {
         const auto verification_start = Clock::now();
         verification.run(run->step(), run->model(), metrics ? &*metrics : nullptr);
         interval_start += Clock::now() - verification_start;  // not training time
       }
-      divergence.observe(run->step(), loss, run->last_step_applied(),
-                         run->loss_scale_at_floor());
       // A stop asked for during the last step finds the run done, not stopped.
       if (run->step() < run->last_step() && agree_to_stop(comm)) {
         result.stopped_by_signal = true;
         break;
-      }
-      if (cfg.checkpoint_every > 0 && run->step() % cfg.checkpoint_every == 0 &&
-          divergence.healthy()) {
-        run->save(ckpt_root);
-        last_saved = run->step();
       }
     }
     divergence.check_end(run->step());
@@ -404,6 +434,18 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
   }
   result.steps_done = run->step();
   return result;
+}
+
+CheckpointInfo write_start_checkpoint(const Config& cfg, Comm& comm, Backend& backend) {
+  validate_for_world(cfg, comm.world_size());
+  // No batch is drawn, so no dataset need be at hand: the run is set up on synthetic data.
+  // The checkpoint records the config as given (source_text), and its data position, the
+  // start, is that of every data source.
+  Config setup = cfg;
+  setup.rec = "synthetic";
+  TrainingRun run(setup, comm, backend);
+  if (!cfg.pretrained.empty()) run.take_pretrained_backbone(comm.rank() == 0);
+  return run.save(checkpoint_root(cfg.output));
 }
 
 StepsMemory measure_steps(const Config& cfg, Comm& comm, Backend& backend, std::int64_t steps,

@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "comm/comm.h"
 #include "config/config.h"
+#include "io/checkpoint_layout.h"
 #include "train/run_start.h"
 
 namespace pfc {
@@ -28,6 +29,13 @@ struct TrainerRun {
 // writing anything into the output folder.
 TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& backend,
                  const std::string& command_line);
+
+// Collective over comm: writes, into cfg.output's checkpoint folder, the checkpoint a new run
+// of cfg starts from, as its step 0 with nothing trained: the network set up as train() sets
+// it up (cfg.pretrained's backbone when given, new class centres, a fresh optimiser). What
+// `pfc import` makes; `resume = true` then continues it as the run train() would have been.
+// The caller has checked the output folder (check_output_folder).
+CheckpointInfo write_start_checkpoint(const Config& cfg, Comm& comm, Backend& backend);
 
 // The memory ledger's peaks while `steps` training steps of cfg are set up and taken on
 // backend and comm, as train() measures them, but with nothing written (no metrics, log lines

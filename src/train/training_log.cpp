@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "io/checkpoint_layout.h"
 
 namespace pfc {
 
@@ -30,7 +31,7 @@ bool g_log_open = false;
 
 void open_training_log(const std::filesystem::path& output) {
   if (g_log_open) return;
-  const std::filesystem::path path = output / "training.log";
+  const std::filesystem::path path = output / kTrainingLogFile;
   std::shared_ptr<spdlog::sinks::basic_file_sink_mt> file;
   try {
     std::filesystem::create_directories(output);

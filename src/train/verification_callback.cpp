@@ -6,38 +6,30 @@
 
 #include <chrono>
 
-#include "eval/image_source.h"
+#include "core/fault_injection.h"
+#include "eval/check_verification_bins.h"
 #include "eval/verify_on_ranks.h"
 #include "train/training_log.h"
 
 namespace pfc {
 
-namespace {
-
-// Decodes the images i with i % world == rank: the whole file is checked by the ranks together.
-void check_decodes(const std::shared_ptr<const VerificationBin>& bin, std::int64_t image_size,
-                   const Comm& comm) {
-  BinImageSource source(bin, image_size);
-  std::vector<float> image(static_cast<std::size_t>(image_size * image_size * 3));
-  for (std::int64_t i = comm.rank(); i < source.size(); i += comm.world_size())
-    source.decode(i, image.data());
-}
-
-}  // namespace
-
 VerificationCallback::VerificationCallback(const Config& cfg, Comm& comm, bool leader)
-    : comm_(comm), leader_(leader), verbose_(cfg.verbose) {
+    : comm_(comm), leader_(leader), verbose_(cfg.verbose),
+      fault_(injected_fault_from_environment()) {
   if (cfg.val_targets.empty()) return;
   if (cfg.rec == "synthetic")
     throw UsageError(fmt::format(
         "val_targets = [{}] are read from <rec>/<name>.bin, but rec = \"synthetic\" names no "
         "folder; set rec to the dataset folder that holds them, or val_targets = []",
         fmt::join(cfg.val_targets, ", ")));
-  for (const std::string& name : cfg.val_targets) {
-    auto bin = std::make_shared<const VerificationBin>(verification_bin_path(cfg.rec, name));
-    check_decodes(bin, cfg.image_size, comm);
+  std::vector<std::shared_ptr<const VerificationBin>> bins;
+  for (const std::string& name : cfg.val_targets)
+    bins.push_back(std::make_shared<const VerificationBin>(verification_bin_path(cfg.rec, name)));
+  check_verification_bins(bins, cfg.image_size, comm.rank(), comm.world_size());
+  for (auto& bin : bins) {
     if (leader_)
-      spdlog::info("verification target {}: {} pairs from {}", name, bin->pairs(), bin->path());
+      spdlog::info("verification target {}: {} pairs from {}", bin->name(), bin->pairs(),
+                   bin->path());
     targets_.push_back({std::move(bin), 0.0});
   }
   comm.barrier();
@@ -64,6 +56,7 @@ void VerificationCallback::run(std::int64_t step, Backbone& backbone, MetricsWri
   // Training never reads them (it normalises with batch statistics), so every rank takes
   // rank 0's and all embed with the same network.
   for (Buffer* b : backbone.buffers()) comm_.broadcast(b->value, 0);
+  check_injected_fault(fault_, comm_.rank(), step, FaultPoint::verification);
   for (Target& t : targets_) {
     const VerificationResult r = verify_on_ranks(backbone, t.bin, comm_);
     t.highest = std::max(t.highest, r.accuracy);

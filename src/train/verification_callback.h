@@ -7,10 +7,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "comm/comm.h"
 #include "config/config.h"
+#include "core/fault_injection.h"
 #include "eval/verification_bin.h"
 #include "io/metrics_writer.h"
 #include "model/backbone.h"
@@ -19,9 +21,10 @@ namespace pfc {
 
 class VerificationCallback {
  public:
-  // Reads every target and decodes each of its images (every rank a share), so that a
-  // missing or unreadable target stops the run now, not thousands of steps later: a
-  // UsageError naming the file and the image. Collective over comm.
+  // Reads every target and checks it (check_verification_bins: enough pairs, every image
+  // decoding, every rank a share), so that a missing, unreadable or too small target stops
+  // the run now, not thousands of steps later: a UsageError naming the file and the image.
+  // Collective over comm.
   VerificationCallback(const Config& cfg, Comm& comm, bool leader);
 
   // Whether a verification is due after `step`.
@@ -42,6 +45,7 @@ class VerificationCallback {
   bool leader_;
   bool recalled_ = false;
   std::int64_t verbose_;
+  std::optional<InjectedFault> fault_;  // PFC_FAULT's at:verification point
   std::vector<Target> targets_;
 };
 

@@ -1,7 +1,11 @@
 // The PartialFC kernels against the CPU backend: L2 normalisation and its backward, row
-// gather/scatter, the margin softmax steps, inter-class filtering, dense and row-wise SGD and
-// AdamW; and the index checks that kernels report at synchronize().
+// gather/scatter, the margin softmax steps and the exact margin gradient, inter-class
+// filtering, dense, row-wise and sparse-gradient SGD and AdamW; and the index checks that
+// kernels report at synchronize().
+#include <algorithm>
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "gpu_test_support.h"
 
@@ -95,6 +99,45 @@ TEST_P(GpuPartialFc, MarginSoftmaxSteps) {
   }
 }
 
+// The exact margin gradient: the factor at each row's target (a label of -1, the first and
+// last columns of a row of three column chunks) and the target column times it, for ArcFace
+// and CosFace; a cosine beyond 1 is clamped to 1, where the factor is infinite on both.
+TEST_P(GpuPartialFc, ExactMarginGradient) {
+  Backend& gpu = gpu_backend();
+  CpuBackend& cpu = cpu_backend();
+  const std::int64_t batch = 6, classes = 10000;
+  const Tensor labels = host_index({3, -1, 9999, 0, 4096, -1});
+  Tensor dlabels = to_device_same(labels);
+  Tensor cos = input({batch, classes}, -0.99, 0.99, 111);
+  cos.data<float>()[4 * classes + 4096] = 1.2f;  // clamped to 1: an infinite factor
+  for (const MarginParams& m : {MarginParams{1.0, 0.5, 0.0, 64.0}, MarginParams{1.0, 0.0, 0.4, 64.0}}) {
+    const std::string tag = m.m2 > 0 ? "arcface" : "cosface";
+    Tensor factor = Tensor::host({batch}, DType::f32);
+    cpu.margin_gradient_factor(cos, labels, m, factor);
+    Tensor dcos = to_device(cos, dtype());
+    Tensor dfactor = gpu.empty({batch}, DType::f32, MemoryPurpose::activations);
+    gpu.margin_gradient_factor(dcos, dlabels, m, dfactor);
+    const Tensor got = to_host_f32(dfactor);
+    for (std::int64_t b = 0; b < batch; ++b) {
+      const float want = factor.data<float>()[b], have = got.data<float>()[b];
+      if (std::isinf(want)) {
+        EXPECT_EQ(have, want) << tag << " factor " << b;
+      } else {
+        EXPECT_NEAR(have, want, kTolF32 * std::max(1.0f, std::fabs(want))) << tag << " factor " << b;
+      }
+    }
+    // The product on the target column, with finite factors.
+    Tensor finite = clone_host(factor);
+    finite.data<float>()[4] = 3.0f;
+    const Tensor g0 = input({batch, classes}, -1.0, 1.0, 112);
+    Tensor g = clone_host(g0);
+    cpu.scale_target_column(g, labels, finite);
+    Tensor dg = to_device(g0, dtype()), dfinite = to_device(finite, DType::f32);
+    gpu.scale_target_column(dg, dlabels, dfinite);
+    expect_close(to_host_f32(dg), g, tolerance(dtype()), tag + " scaled targets");
+  }
+}
+
 TEST_P(GpuPartialFc, GatherAndScatterRows) {
   Backend& gpu = gpu_backend();
   // 7 f32 columns move in 4-byte words, 8 f16 or f32 columns in 16-byte ones.
@@ -184,6 +227,46 @@ TEST_P(GpuPartialFc, AdamWDenseAndRows) {
   expect_close(to_host_f32(dv2), v2, kTolF32, "adamw rows v");
 }
 
+// SGD and AdamW of the whole table with a gradient on some rows (PartialFC_V2's dense centres):
+// 3000 rows, so each block walks a share of several rows; gradient rows at both ends, in one
+// share only, none at all (every row still decays).
+TEST_P(GpuPartialFc, SgdAndAdamWWithASparseGradient) {
+  Backend& gpu = gpu_backend();
+  CpuBackend& cpu = cpu_backend();
+  const std::int64_t rows = 3000, cols = 64;
+  AdamWParams p;
+  p.lr = 0.01;
+  p.weight_decay = 0.1;
+  p.step = 3;
+  const Tensor w0 = random_host({rows, cols}, -1.0, 1.0, 121);
+  const Tensor m0 = random_host({rows, cols}, -0.1, 0.1, 122);
+  const Tensor v0 = random_host({rows, cols}, 0.0, 1e-6, 123);
+  for (const std::vector<std::int64_t>& sampled :
+       {std::vector<std::int64_t>{0, 1, 2, 57, 1500, 2997, 2998, 2999},
+        std::vector<std::int64_t>{1200, 1201}, std::vector<std::int64_t>{}}) {
+    const std::string tag = std::to_string(sampled.size()) + " gradient rows";
+    const Tensor index = host_index(sampled);
+    const Tensor g = input({static_cast<std::int64_t>(sampled.size()), cols}, -1.0, 1.0, 124);
+    Tensor dindex = to_device_same(index), dg = to_device(g, dtype());
+
+    Tensor w = clone_host(w0), m = clone_host(m0);
+    cpu.sgd_update_sparse_grad(w, m, index, g, 0.1, 0.9, 5e-4);
+    Tensor dw = to_device(w0, DType::f32), dm = to_device(m0, DType::f32);
+    gpu.sgd_update_sparse_grad(dw, dm, dindex, dg, 0.1, 0.9, 5e-4);
+    expect_close(to_host_f32(dw), w, kTolF32, "sgd w, " + tag);
+    expect_close(to_host_f32(dm), m, kTolF32, "sgd m, " + tag);
+
+    Tensor w2 = clone_host(w0), m2 = clone_host(m0), v2 = clone_host(v0);
+    cpu.adamw_update_sparse_grad(w2, m2, v2, index, g, p);
+    Tensor dw2 = to_device(w0, DType::f32), dm2 = to_device(m0, DType::f32);
+    Tensor dv2 = to_device(v0, DType::f32);
+    gpu.adamw_update_sparse_grad(dw2, dm2, dv2, dindex, dg, p);
+    expect_close(to_host_f32(dw2), w2, kTolF32, "adamw w, " + tag);
+    expect_close(to_host_f32(dm2), m2, kTolF32, "adamw m, " + tag);
+    expect_close(to_host_f32(dv2), v2, kTolF32, "adamw v, " + tag);
+  }
+}
+
 // Inter-class filtering and its backward, f32 and f16 cosines, every label kind: a target in
 // the shard (above and below the threshold), none (-1), the last column; the CUDA backend
 // refuses f64 as its operand rules say.
@@ -254,6 +337,21 @@ TEST(GpuPartialFcChecks, BadIndicesAreReportedAtSynchronize) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("adamw_update_rows"), std::string::npos) << e.what();
   }
+  gpu.synchronize();
+
+  // A sparse gradient's rows must be sorted and unique.
+  Tensor unsorted = to_device_same(host_index({3, 2}));
+  gpu.sgd_update_sparse_grad(w, m, unsorted, g, 0.1, 0.9, 5e-4);
+  try {
+    gpu.synchronize();
+    FAIL() << "an unsorted sparse-gradient index was not reported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sgd_update_sparse_grad"), std::string::npos)
+        << e.what();
+  }
+  gpu.synchronize();
+  gpu.margin_gradient_factor(logits, label, MarginParams{}, row_max);
+  EXPECT_THROW(gpu.synchronize(), Error);
   gpu.synchronize();
 }
 

@@ -64,6 +64,17 @@ Tensor clone_host(const Tensor& host_f32) {
   return t;
 }
 
+Tensor difference(const Tensor& a_f32, const Tensor& b_f32) {
+  PFC_CHECK(a_f32.shape() == b_f32.shape(), "difference: shapes {} and {} differ",
+            a_f32.describe(), b_f32.describe());
+  Tensor d = Tensor::host(a_f32.shape(), DType::f32);
+  const float* a = a_f32.data<float>();
+  const float* b = b_f32.data<float>();
+  float* out = d.data<float>();
+  for (std::int64_t i = 0; i < d.numel(); ++i) out[i] = a[i] - b[i];
+  return d;
+}
+
 Tensor to_device(const Tensor& host_f32, DType dtype, MemoryPurpose purpose) {
   Backend& gpu = gpu_backend();
   Tensor d = gpu.empty(host_f32.shape(), dtype, purpose);

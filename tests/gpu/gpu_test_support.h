@@ -41,6 +41,8 @@ Tensor to_device_same(const Tensor& host);
 Tensor to_host_f32(const Tensor& device);
 // A host f32 copy of a host tensor.
 Tensor clone_host(const Tensor& host_f32);
+// a - b, element by element, of two host f32 tensors of one shape.
+Tensor difference(const Tensor& a_f32, const Tensor& b_f32);
 
 // A square convolution: batch x hw x hw x in -> out channels, in `groups` groups.
 Conv2dGeometry conv_geometry(std::int64_t batch, std::int64_t hw, std::int64_t in,

@@ -9,6 +9,7 @@
 #ifdef PFC_HAVE_CUDA
 #include <mpi.h>
 
+#include "app/process_context.h"
 #include "comm/cuda/nccl_comm.h"
 #endif
 
@@ -26,6 +27,7 @@ void ensure_mpi() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
+    prefer_isolated_singleton();  // as pfc itself: no orted needed
     MPI_Init(nullptr, nullptr);
     mpi_started_here() = true;
   }

@@ -15,14 +15,14 @@
 # The plan runs what decides whether the rest is worth running first (the gpu tests, the
 # cuda-vs-cpu training losses: when both fail, the GPU steps after them are skipped), then the
 # headline benchmarks, then golden and the rest. Each step has a limit (LIMIT below); the
-# limits add up to less than the budget (PFC_DEVICE_BUDGET_S, default 430 s, less
+# limits add up to less than the budget (PFC_DEVICE_BUDGET_S, default 520 s, less
 # PACK_RESERVE_S for packing), and a step whose limit no longer fits in what is left is
 # skipped, never started short. The sweep comes last and gets what the steps before it did
 # not use.
 #
 # Variables:
 #   PFC_DIST             the installed tree (default ./dist)
-#   PFC_DEVICE_BUDGET_S  seconds for the whole script (default 430)
+#   PFC_DEVICE_BUDGET_S  seconds for the whole script (default 520)
 #   PFC_DEVICE_STEPS     run only these steps (names as in LIMIT), e.g. to rerun what failed
 #   PFC_DEVICE_PART      "sweep": only the emulated sweep, with the whole budget
 #   PFC_DEVICE_LIB_DIRS  folders to consider, before the usual ones, for newer CUDA libraries
@@ -37,7 +37,7 @@ set -u -o pipefail
 
 OUTDIR=${1:?usage: tests/gpu/run_on_device.sh OUTDIR}
 mkdir -p "$OUTDIR" && OUTDIR=$(cd "$OUTDIR" && pwd)
-BUDGET_S=${PFC_DEVICE_BUDGET_S:-430}
+BUDGET_S=${PFC_DEVICE_BUDGET_S:-520}
 PACK_RESERVE_S=10
 ARCHIVE_LIMIT_BYTES=$((15 * 1024 * 1024))  # under the 16 MiB a returned file may have
 
@@ -53,7 +53,7 @@ ORDER=()
 plan() { ORDER+=("$1"); LIMIT[$1]=$2; }
 plan nvidia_smi 5
 plan pfc_info 10
-plan gpu_tests 40
+plan gpu_tests 90
 plan train_cpu 15
 plan train_cuda 20
 plan train_cuda_fp16 20
@@ -64,9 +64,10 @@ plan golden_fp32_tiny 15
 plan golden_fp16_tiny 15
 plan golden_fp32_r50 20
 plan golden_fp16_r50 20
-plan golden_parity_fp32 10
+plan golden_parity_fp32 30
+plan golden_semantics_fp32 20
 plan bench_pfc_16m 40
-plan bench_pfc_24m 40
+plan bench_pfc_24m 30
 plan planned 10
 plan sweep 0  # 0: what is left
 
@@ -221,11 +222,14 @@ DIST=$(cd "$DIST" && pwd)
 BIN=$DIST/bin
 GOLDEN=$DIST/share/pfc/golden/iresnet_arcface_torch_f64.h5
 PARITY=$DIST/share/pfc/golden/arcface_torch_parity_f64.h5
+SEED=$DIST/share/pfc/golden/arcface_torch_seed_f64.h5
+V2=$DIST/share/pfc/golden/arcface_torch_v2_dense_f64.h5
 INPUT=$DIST/share/pfc/input
 
-# The machine runs commands as root; pfc starts MPI as a singleton.
+# The machine runs commands as root; pfc and pfc_gpu_tests start MPI as singletons, which must
+# not need Open MPI's orted: the machine has the MPI library but maybe not its executables.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1 \
-  OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+  OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_ess_singleton_isolated=1
 # NCCL's own account of a failed start goes into the step's log.
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
 BASE_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -266,7 +270,8 @@ pick_libraries() {
     best="" best_version=""
     for d in "${dirs[@]}"; do
       [[ -e $d/$soname ]] || continue
-      version=$(LD_LIBRARY_PATH=$d:$BASE_LIBRARY_PATH "$BIN/pfc" info 2>/dev/null |
+      # </dev/null: pfc must not read the list this loop reads.
+      version=$(LD_LIBRARY_PATH=$d:$BASE_LIBRARY_PATH "$BIN/pfc" info </dev/null 2>/dev/null |
         sed -n "s/^$name: built with [^,]*, running \([0-9.]*\).*/\1/p")
       echo "$name in $d: ${version:-unreadable}" >&2
       [[ -z $version ]] && continue
@@ -287,7 +292,7 @@ library_info() {
   mapfile -t chosen < <(pick_libraries)
   for d in "${chosen[@]}"; do [[ :$path: == *:$d:* ]] || path=${path:+$path:}$d; done
   echo "library path chosen: ${path:-(the default)}"
-  LD_LIBRARY_PATH=${path:+$path:}$BASE_LIBRARY_PATH "$BIN/pfc" info
+  LD_LIBRARY_PATH=${path:+$path:}$BASE_LIBRARY_PATH "$BIN/pfc" info </dev/null
 }
 
 GPUS=0
@@ -361,16 +366,23 @@ run_figures() {
 }
 
 # add_row CASE RC RUN_DIR TORCH_SPS TORCH_GIB: a line of the benchmark table; sets RESULT to
-# ok, oom or fail.
+# ok, oom (the run ran out of memory), nofit (pfc train's memory check refused it before it
+# started: exit 2, no metrics.h5, the need in the step's log) or fail.
 RESULT=""
 RUN_STATUS=""
 add_row() {
-  local name=$1 rc=$2 dir=$3 status sps peak device needed available
+  local name=$1 rc=$2 dir=$3 status sps peak device needed available refusal
   read -r status sps peak device needed available <<<"$(run_figures "$dir")"
   RUN_STATUS=${status:-no metrics}
+  refusal=$(sed -n 's/.*this run does not fit: it \([^;]*\);.*/\1/p' "$WORK/$name.log" \
+    2>/dev/null | head -n 1)
   if [[ ${status:-} == out_of_memory ]]; then
     RESULT=oom
     ROWS+=("$name|OOM (needs $needed GiB, $available free)|-|$4|$5")
+  elif ((rc == 2)) && [[ -n $refusal ]]; then
+    RESULT=nofit
+    RUN_STATUS="does not fit"
+    ROWS+=("$name|does not fit: $refusal|-|$4|$5")
   elif ((rc == 0)) && [[ ${status:-} == ok ]]; then
     RESULT=ok
     ROWS+=("$name|$sps|$peak/$device|$4|$5")
@@ -446,6 +458,7 @@ bench() {
   case $RESULT in
     ok) record "$name" PASS ;;
     oom) record "$name" "PASS (out of memory)" ;;
+    nofit) record "$name" "PASS (does not fit: refused before the run)" ;;
     *) if ((rc == 0)); then record "$name" "FAIL (run status: $RUN_STATUS)"
        else record "$name" "$(verdict "$rc")"; fi ;;
   esac
@@ -497,10 +510,32 @@ if gpu_step golden_parity_fp32; then
   tail -n 4 "$WORK/golden_parity_fp32.log"
 fi
 
+# Both arcface_torch versions, several steps at sample rate 0.1 and 0 in fp32 on cuda: the
+# seed's sampled update with the exact margin gradient, today's dense SGD and AdamW updates
+# (the sparse-gradient kernels) with positives only at sample rate 0
+# (tests/integration/golden_semantics.sh on the CPU).
+if gpu_step golden_semantics_fp32; then
+  if [[ -f $SEED && -f $V2 ]]; then
+    run_step golden_semantics_fp32 bash -c '"$1" golden "$2" --case tiny/seed_arcface_sr0.1_3steps \
+        --device cuda --precision fp32 && "$1" golden "$3" --case tiny/sgd_sr0.1_3steps_dense \
+        --case tiny/adamw_sr0.1_3steps_dense --case tiny/sgd_sr0_3steps_dense --device cuda \
+        --precision fp32' golden_semantics "$BIN/pfc" "$SEED" "$V2"
+    rc=$?
+  else
+    echo "golden files $SEED, $V2 were not installed" >"$WORK/golden_semantics_fp32.log"
+    rc=2
+  fi
+  record golden_semantics_fp32 "$(verdict $rc)"
+  tail -n 4 "$WORK/golden_semantics_fp32.log"
+fi
+
 # ---- the largest classifier that fits (PyTorch: out of memory at 16M) ----------------------
+# memory_check = false: what these measure is whether the run fits the GPU (the arena's own
+# out-of-memory), not whether the plan says so before it starts; `planned` below sets the
+# plan beside each. A refusal all the same is reported as one, not as a failure.
 for classes in 16 24; do
   bench "bench_pfc_${classes}m" "out of memory" "> 139" 3millions_pfc.toml \
-    --set "num_classes=${classes}000000" --set steps=20
+    --set "num_classes=${classes}000000" --set steps=20 --set memory_check=false
   [[ $RESULT == ok ]] || break
 done
 
@@ -525,12 +560,12 @@ planned_vs_measured() {
   wait
   for name in "${names[@]}"; do
     log=$WORK/planned_$name.log
-    if [[ ! -f $WORK/planned_$name/metrics.h5 ]]; then
+    if [[ ! -f $WORK/planned_$name/plan/metrics.h5 ]]; then
       echo "$name | plan failed: $(tail -n 1 "$log")"
       continue
     fi
     read -r status sps peak device _ <<<"$(run_figures "$WORK/$name")"
-    read -r p_status p_sps p_peak p_device _ <<<"$(run_figures "$WORK/planned_$name")"
+    read -r p_status p_sps p_peak p_device _ <<<"$(run_figures "$WORK/planned_$name/plan")"
     need=$(sed -n 's/^  \(fits\|does not fit\): needs \([0-9.]*\) GiB.*/\2/p' "$log")
     echo "$name | $peak | $need (exact $p_peak) | $device | $p_device"
   done

@@ -97,4 +97,28 @@ fi
 expect_usage_error mbf_image_size 'network = "mbf"' "needs image_size = 112" \
   "got image_size = 96 (--set image_size=96)" -- "$smoke" --set network=mbf --set image_size=96
 
+# arcface_torch config files that would crash, hang or exhaust a reader of Python: each is
+# exit 2 at once, naming the file and line (timeout: a hang fails instead of waiting).
+mkdir -p "$work/configs"
+printf 'from easydict import EasyDict as edict\nconfig = edict()\n' >"$work/configs/base.py"
+python_config() {  # python_config NAME BODY: configs/NAME.py, the header and BODY
+  { printf 'from easydict import EasyDict as edict\nconfig = edict()\n'; printf '%s\n' "$2"; } \
+    >"$work/configs/$1.py"
+}
+python_config deep "config.lr = $(printf '(%.0s' {1..10000})0.1$(printf ')%.0s' {1..10000})"
+python_config signs "config.lr = $(printf -- '-%.0s' {1..10000})1"
+python_config power "config.num_epoch = 1 ** 9223372036854775807 + 2 ** 9223372036854775807"
+python_config repeat 'config.val_targets = ["lfw"] * 4096 * 4096 * 4096'
+python_config string_lr 'config.lr = "0.1"'
+for name in deep signs; do
+  expect_exit 2 "py_$name" "$work/configs/$name.py:3: the value nests more than 100 levels" \
+    -- timeout 20 "$PFC" train "$work/configs/$name.py"
+done
+expect_exit 2 py_power "$work/configs/power.py:3: integer '**' overflows 64 bits" \
+  -- timeout 20 "$PFC" train "$work/configs/power.py"
+expect_exit 2 py_repeat "$work/configs/repeat.py:3: the value would hold 67108865 items" \
+  -- timeout 20 "$PFC" train "$work/configs/repeat.py"
+expect_exit 2 py_string_lr "key 'lr' in $work/configs/string_lr.py:3 must be a number" \
+  'got string "0.1"' -- timeout 20 "$PFC" train "$work/configs/string_lr.py"
+
 [ "$failures" -eq 0 ] || exit 1

@@ -41,10 +41,10 @@ took=$((SECONDS - start))
 ((rc == 0)) || fail "the full run exited $rc (want 0: nothing failed, GPU steps skipped)"
 ((took < 60)) || fail "the full run took ${took}s without a GPU"
 check_returns "$work/full"
-grep -Eq '^plan: step limits add up to [0-9]+s \+ 10s for packing, of a 430s budget' \
+grep -Eq '^plan: step limits add up to [0-9]+s \+ 10s for packing, of a 520s budget' \
   "$work/full/summary.txt" || fail "no plan line"
 planned=$(sed -n 's/^plan: step limits add up to \([0-9]*\)s.*/\1/p' "$work/full/summary.txt")
-((planned > 0 && planned + 10 <= 430)) || fail "the step limits ($planned s) exceed the budget"
+((planned > 0 && planned + 10 <= 520)) || fail "the step limits ($planned s) exceed the budget"
 summary_line "$work/full" train_cpu | grep -q "| PASS (20 of 20 losses)$" ||
   fail "the CPU training step: $(summary_line "$work/full" train_cpu)"
 for step in gpu_tests train_cuda train_cuda_fp16 bench_backbone bench_mp_3m bench_pfc_3m \

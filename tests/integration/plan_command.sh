@@ -7,9 +7,11 @@
 #  - a cell that does not fit (DP at 29M) says "needs X GiB per rank, Y available", exit 0;
 #  - pfc report over plans prints the speed-bound and memory tables and writes --markdown;
 #  - a plan on 2 real ranks (MpiComm, the CPU backend planned) has both ranks' peaks, equal to
-#    those a CPU run of the same config records;
+#    those the CPU run of the same config then records: the plan (in output/plan/) does not
+#    stop `pfc train` into the same output, and a second plan leaves the run's metrics.h5 as it
+#    was;
 #  - a config with val_targets plans as one emulated rank (a plan verifies nothing);
-#  - refusals, exit 2: a plan into a run's folder; pfc train with device = "meta"; runs that do
+#  - refusals, exit 2: a plan over a run's metrics.h5; pfc train with device = "meta"; runs that do
 #    not fit the host on 2 ranks, before anything is written (a classifier no host holds, and
 #    one whose plan needs more than any host has); INT64_MAX classes, named as an overflow.
 #  - jobs/plan_sweep.sh over one row.
@@ -72,13 +74,21 @@ grep -Eq "^\| 29 000 000 \| OOM \(needs [0-9.]+ GB, [0-9.]+ available\) \| – \
 grep -q "2 run(s): 8 ranks planned for Tesla V100-SXM2-32GB" "$work/report.md" ||
   fail "the report does not name the plans' setup"
 
-# ---- a plan on 2 real ranks against a CPU run of the same config --------------------------------
+# ---- a plan on 2 real ranks, then the CPU run of the same config into the same output ---------
+# (the README's order: the plan goes to run2/plan/, where it neither stops the run nor is lost)
 smoke=(--set steps=2 --set frequent=1 --set checkpoint_every=-1 --set method=mp
        --set sample_rate=1.0 --set num_classes=1001)
-mpiexec -n 2 "$PFC" train input/smoke.toml "${smoke[@]}" --set "output=\"$work/run2\"" \
-  >"$work/run2.log" 2>&1 || { fail "CPU run on 2 ranks"; cat "$work/run2.log"; }
-mpiexec -n 2 "$PFC" plan input/smoke.toml "${smoke[@]}" --set "output=\"$work/plan2\"" \
+mpiexec -n 2 "$PFC" plan input/smoke.toml "${smoke[@]}" --set "output=\"$work/run2\"" \
   >"$work/plan2.log" 2>&1 || { fail "plan on 2 ranks"; cat "$work/plan2.log"; }
+[ -f "$work/run2/plan/metrics.h5" ] && [ ! -e "$work/run2/metrics.h5" ] ||
+  fail "the plan is not in run2/plan/metrics.h5 alone"
+mpiexec -n 2 "$PFC" train input/smoke.toml "${smoke[@]}" --set "output=\"$work/run2\"" \
+  >"$work/run2.log" 2>&1 || { fail "CPU run on 2 ranks after its plan"; cat "$work/run2.log"; }
+cp "$work/run2/metrics.h5" "$work/run2_metrics.h5"
+mpiexec -n 2 "$PFC" plan input/smoke.toml "${smoke[@]}" --set "output=\"$work/run2\"" \
+  >"$work/plan2_again.log" 2>&1 ||
+  { fail "a second plan beside the run"; cat "$work/plan2_again.log"; }
+cmp -s "$work/run2/metrics.h5" "$work/run2_metrics.h5" || fail "a plan changed the run's metrics.h5"
 grep -q "planning cpu (this host)" "$work/plan2.log" || fail "a cpu config is not planned for cpu"
 grep -q "no step-time bound: no peak rates for a cpu plan" "$work/plan2.log" ||
   fail "a cpu plan claims a bound"
@@ -94,8 +104,10 @@ expect_usage() {  # expect_usage NAME TEXT CMD...: exit 2 and TEXT in the output
     cat "$work/$name.log"
   fi
 }
+# A run whose output was another's plan/ folder: a plan there would replace the run's file.
+mkdir -p "$work/run_in_plan/plan" && cp "$work/run2/metrics.h5" "$work/run_in_plan/plan/"
 expect_usage plan_into_run "belongs to a run" \
-  "$PFC" plan input/smoke.toml --set "output=\"$work/run2\""
+  "$PFC" plan input/smoke.toml --set "output=\"$work/run_in_plan\""
 expect_usage train_meta "use \`pfc plan CONFIG\`" \
   "$PFC" train input/smoke.toml --set device=meta --set "output=\"$work/refused_meta\""
 # Sizes beyond any host, so that no machine starts them: 1e10 classes (1.3 TB of centres and
@@ -137,7 +149,7 @@ import math, sys, h5py
 work = sys.argv[1]
 def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
-p = h5py.File(f"{work}/p29m/metrics.h5", "r")
+p = h5py.File(f"{work}/p29m/plan/metrics.h5", "r")
 assert text(p.attrs["device"]) == "meta", p.attrs["device"]
 assert p.attrs["world_size"] == 8 and p.attrs["emulated"] == 1
 assert text(p["plan"].attrs["plan_for"]) == "cuda"
@@ -150,11 +162,11 @@ work_table = p["plan/arithmetic"][:]
 tensor_flops = work_table[names.index("conv2d_forward"), 1]
 # r50 forward at 112x112 is 6.3 GMAC per image (SPEC.md): 128 images, 2 FLOPs per MAC.
 assert abs(tensor_flops / (128 * 2 * 6.3e9) - 1) < 0.05, tensor_flops
-d = h5py.File(f"{work}/dp29m/metrics.h5", "r")
+d = h5py.File(f"{work}/dp29m/plan/metrics.h5", "r")
 assert text(d["summary"].attrs["status"]) == "out_of_memory"
 assert d["summary"].attrs["mem_needed_bytes"] > d["summary"].attrs["mem_available_bytes"] > 0
 run = h5py.File(f"{work}/run2/metrics.h5", "r")["memory/peak_bytes_by_purpose"][:]
-plan = h5py.File(f"{work}/plan2/metrics.h5", "r")["memory/peak_bytes_by_purpose"][:]
+plan = h5py.File(f"{work}/run2/plan/metrics.h5", "r")["memory/peak_bytes_by_purpose"][:]
 assert run.shape == (2, 7) and (run == plan).all(), ("real 2-rank run vs its plan", run, plan)
 print("plans' metrics ok")
 PY

@@ -10,6 +10,10 @@ pfc_script_test(integration.golden_partial_fc_mpi golden_partial_fc_mpi.sh LABEL
 pfc_script_test(integration.golden_parity golden_parity.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.golden_parity_all_ranks golden_parity.sh LABELS "integration;mpi;slow"
                 TIMEOUT 1800 ARGS all)
+pfc_script_test(integration.golden_semantics golden_semantics.sh LABELS "integration;mpi"
+                TIMEOUT 1200)
+pfc_script_test(integration.golden_semantics_all_ranks golden_semantics.sh
+                LABELS "integration;mpi;slow" TIMEOUT 3600 ARGS all)
 pfc_script_test(integration.train_smoke train_smoke.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.train_resume train_resume.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.train_resume_mbf train_resume_mbf.sh LABELS "integration;mpi"
@@ -22,12 +26,20 @@ pfc_script_test(integration.verification verification.sh LABELS "integration;mpi
 pfc_script_test(integration.learning_verification learning_verification.sh
                 LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.device_script device_script.sh LABELS integration TIMEOUT 180)
+pfc_script_test(integration.mpi_singleton mpi_singleton.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.cuda_architectures cuda_architectures.sh LABELS integration TIMEOUT 60)
 pfc_script_test(integration.cuda_configure cuda_configure.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.plan_command plan_command.sh LABELS "integration;mpi" TIMEOUT 300)
 # Nothing lost, nothing silently wrong: refusals, damage, divergence, full disks, hung ranks.
 foreach(name output_guard resume_mismatch checkpoint_damage dataset_integrity
         file_system_failures collective_timeout stop_signals kill_resume)
+  pfc_script_test(integration.${name} ${name}.sh LABELS "integration;mpi" TIMEOUT 600)
+endforeach()
+# Nothing that is not pfc's own is replaced, and what is wrong is said before the work.
+foreach(name pack_outputs embed_outputs outcome_file report_links)
+  pfc_script_test(integration.${name} ${name}.sh LABELS integration TIMEOUT 600)
+endforeach()
+foreach(name resume_changed_keys train_sbatch_outside_slurm)
   pfc_script_test(integration.${name} ${name}.sh LABELS "integration;mpi" TIMEOUT 600)
 endforeach()
 # The kill -9 property at full length: 33 trials.
@@ -40,4 +52,10 @@ set_tests_properties(integration.kill_resume_33 PROPERTIES ENVIRONMENT
 set_tests_properties(integration.learning_verification PROPERTIES COST 320)
 set_tests_properties(integration.golden_partial_fc_mpi PROPERTIES COST 135)
 set_tests_properties(integration.golden_parity PROPERTIES COST 95)
+set_tests_properties(integration.golden_semantics PROPERTIES COST 150)
+pfc_script_test(integration.import_run import_run.sh LABELS integration TIMEOUT 300)
+# arcface_torch's models as starting points: files PyTorch writes at test time (its one-off
+# install into the build folder's `torch` venv is shared by every test that needs PyTorch).
+pfc_script_test(integration.import_torch import_torch.sh LABELS integration TIMEOUT 900)
+set_tests_properties(integration.import_torch PROPERTIES COST 300)
 pfc_script_test(integration.ijb ijb.sh LABELS "integration;mpi" TIMEOUT 600)

@@ -5,13 +5,19 @@
 #  - `pfc train` on 2 ranks with val_targets and verbose: arcface_torch's log lines at every
 #    `verbose` step and after the last, metrics.h5 /verification/<name>/*;
 #  - `pfc verify` on the run (1 and 2 ranks): the numbers the run logged at its last step;
-#  - `pfc embed` of the .bin, the dataset folder and the image files: the datasets, the same
+#  - `pfc embed` of the .bin, the dataset folder and the image files (and on 2 and 3 ranks,
+#    which give the same file): the datasets, the same
 #    embeddings for the same images however they are given, the logged XNorm, and the
 #    accuracy of verification.py's protocol in numpy (learning/verification_accuracy.py);
 #  - `pfc report`: the accuracy table, its CSV, and accuracy.png (with matplotlib);
-#  - bad input: a missing target stops `pfc train` at start-up without touching metrics.h5; a
-#    pickle that names code, a truncated file, an odd image count, an image that does not
-#    decode, and a folder that is not a run are messages and exit code 2.
+#  - files as Python 3 writes them at protocol 2 (bytes as _codecs.encode calls) and of
+#    250x250 images (resized as load_bin resizes them) verify;
+#  - bad input: a missing target or one of too few pairs stops `pfc train` at start-up without
+#    touching metrics.h5; a pickle that names code, a truncated file, an odd image count, too
+#    few pairs, an image that does not decode, and a folder that is not a run are messages and
+#    exit code 2, before any file is verified;
+#  - a verification that fails during training (one rank, PFC_FAULT at:verification) loses no
+#    training: the checkpoint of its step was written first, and the run continues from it.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -97,6 +103,11 @@ cat "$work/verify1.log"
 "$PFC" embed "$run" "$work/frombin" --batch-size 5 \
   --output "$work/files.h5" >>"$work/embed.log" 2>&1 ||
   { fail "pfc embed files: exit code $?"; cat "$work/embed.log"; }
+# Under mpiexec the ranks share the batches and rank 0 writes the same file.
+mpiexec -n 3 "$PFC" embed "$run" "$work/data" --batch-size 7 --output "$work/rec3.h5" \
+  >>"$work/embed.log" 2>&1 || { fail "pfc embed dataset on 3 ranks: exit code $?"; cat "$work/embed.log"; }
+mpiexec -n 2 "$PFC" embed "$run" "$work/data/pairs.bin" --flip --output "$work/bin2.h5" \
+  >>"$work/embed.log" 2>&1 || { fail "pfc embed .bin on 2 ranks: exit code $?"; cat "$work/embed.log"; }
 xnorm=$(grep '^\[pairs\]\[6\]XNorm: ' "$work/train.log" | cut -d' ' -f2)
 "$python" - "$work" "$xnorm" $((identities * per_identity)) <<'PY' || fail "pfc embed's files"
 import sys, h5py, numpy as np
@@ -115,6 +126,13 @@ assert np.abs(f["embeddings"][:] - b["embeddings"][:]).max() < 1e-5
 norms = np.linalg.norm(np.concatenate([b["embeddings"][:], b["embeddings_flip"][:]]), axis=1)
 assert abs(norms.mean() - xnorm) < 1e-5 * xnorm, (norms.mean(), xnorm)
 assert b.attrs["step"] == 6 and b.attrs["flip"] == 1
+# On 2 and 3 ranks: the same rows in the same order (keys, labels, pairs), the same values.
+r3, b2 = h5py.File(f"{work}/rec3.h5", "r"), h5py.File(f"{work}/bin2.h5", "r")
+for name in ("keys", "labels"):
+    assert list(r3[name][:]) == list(r[name][:]), name
+assert np.abs(r3["embeddings"][:] - r["embeddings"][:]).max() < 1e-5
+for name in ("embeddings", "embeddings_flip", "issame"):
+    assert np.array_equal(b2[name][:], b[name][:]), name
 PY
 grep -q "embedded 40 of 40 images" "$work/embed.log" || fail "pfc embed: no progress line"
 # verification.py's protocol in numpy on pfc embed's embeddings gives pfc verify's figures.
@@ -132,6 +150,46 @@ grep -qF "[pairs]Accuracy-Flip: $flip+-$std" "$work/verify1.log" ||
   fail "numpy: Accuracy-Flip $flip+-$std; pfc verify: $(grep Flip "$work/verify1.log")"
 grep -qF "[pairs]Accuracy: $noflip+-" "$work/verify1.log" ||
   fail "numpy: Accuracy $noflip; pfc verify: $(grep 'Accuracy:' "$work/verify1.log")"
+
+# Python 3's own pickle at protocol 2 (bytes as _codecs.encode(text, 'latin1') calls): the same
+# images, the same figures.
+"$python" - "$work" <<'PY' || fail "cannot write the protocol 2 file"
+import pickle, sys
+bins, issame = pickle.load(open(f"{sys.argv[1]}/data/pairs3.bin", "rb"))
+pickle.dump((bins, issame), open(f"{sys.argv[1]}/data/py3p2.bin", "wb"), protocol=2)
+assert b"_codecs" in open(f"{sys.argv[1]}/data/py3p2.bin", "rb").read()
+PY
+"$PFC" verify "$run" "$work/data/py3p2.bin" >"$work/py3p2.log" 2>&1 ||
+  { fail "pfc verify of a protocol 2 file: exit code $?"; cat "$work/py3p2.log"; }
+[ "$(grep '^\[py3p2\]Accuracy-Flip' "$work/py3p2.log" | cut -d' ' -f2)" = \
+  "$(grep '^\[pairs3\]Accuracy-Flip' "$work/verify1.log" | cut -d' ' -f2)" ] ||
+  fail "the protocol 2 file's figures differ: $(cat "$work/py3p2.log")"
+# LFW's own images are 250x250: resized to the network's 112 as load_bin does.
+"$make_faces" "$work/faces250" 4 3 250 >/dev/null &&
+  "$python" "$learning/write_verification_bin.py" "$work/faces250" 10 3 "$work/data/big2.bin" \
+    "$work/data/big250.bin" >/dev/null || fail "cannot write the 250x250 file"
+"$PFC" verify "$run" "$work/data/big250.bin" >"$work/big250.log" 2>&1 ||
+  { fail "pfc verify of 250x250 images: exit code $?"; cat "$work/big250.log"; }
+grep -q "^\[big250\]Accuracy-Flip: " "$work/big250.log" || fail "no figures for 250x250 images"
+
+# A verification that fails on one rank during training: the checkpoint of its step is on
+# disk, and resume = "auto" continues from it.
+PFC_FAULT=rank:1,step:4,at:verification timeout 300 mpiexec -n 2 "$PFC" train \
+  input/smoke.toml "${train_args[@]}" --set 'val_targets=["pairs"]' \
+  --set output=\"$work/fault_run\" >"$work/fault_run.log" 2>&1
+code=$?
+[ $code -ne 0 ] || fail "the failed verification: exit code 0"
+grep -q "injected fault on rank 1 at the verification of step 4" "$work/fault_run.log" ||
+  fail "the failed verification: $(tail -5 "$work/fault_run.log")"
+[ -f "$work/fault_run/ckpt/step_0000004/model.h5" ] ||
+  fail "the failed verification lost the training of its step: no ckpt/step_0000004"
+timeout 300 mpiexec -n 2 "$PFC" train input/smoke.toml "${train_args[@]}" \
+  --set 'val_targets=["pairs"]' --set output=\"$work/fault_run\" --set resume=\"auto\" \
+  >"$work/fault_resume.log" 2>&1 || fail "resume after the failed verification: exit code $?"
+grep -q "resumed from .*step_0000004 at step 4" "$work/fault_resume.log" ||
+  fail "resume after the failed verification: $(grep -i resum "$work/fault_resume.log")"
+grep -q "^\[pairs\]\[6\]Accuracy-Flip" "$work/fault_resume.log" ||
+  fail "resume after the failed verification: no verification at step 6"
 
 # pfc report: the verification table, its CSV, the plot.
 "$PFC" report "$run" --verification-csv "$work/verification.csv" >"$work/report.md" 2>&1 ||
@@ -178,14 +236,33 @@ open(f"{work}/bad/truncated.bin", "wb").write(whole[: len(whole) // 2])
 jpeg = open(f"{work}/faces/id_000/img_00.jpg", "rb").read()
 open(f"{work}/bad/odd.bin", "wb").write(pickle.dumps(([jpeg] * 3, [True]), protocol=4))
 open(f"{work}/bad/undecodable.bin", "wb").write(
-    pickle.dumps(([jpeg, b"not a jpeg"], [True]), protocol=4))
+    pickle.dumps(([jpeg] * 19 + [b"not a jpeg"], [True] * 10), protocol=4))
+open(f"{work}/bad/few.bin", "wb").write(pickle.dumps(([jpeg] * 6, [True] * 3), protocol=2))
 open(f"{work}/bad/numpy.bin", "wb").write(b"\x80\x02cnumpy.core.multiarray\n_reconstruct\n.")
 PY
 bad code "GLOBAL ('c')"
 [ -e "$work/bad/executed" ] && fail "code.bin: the pickle's code ran"
 bad truncated "truncated"
 bad odd "odd number of images (3)"
-bad undecodable "image 1 of 2 does not decode"
+bad undecodable "image 19 of 20 does not decode"
+bad few "it holds 3 pairs; arcface_torch's protocol scores 10 folds"
+# Every file is checked before the first is verified.
+"$PFC" verify "$run" "$work/data/pairs.bin" "$work/bad/undecodable.bin" >"$work/both.log" 2>&1
+code=$?
+[ $code -eq 2 ] || fail "verify good.bin bad.bin: exit code $code, expected 2"
+grep -q "undecodable.bin': image 19 of 20 does not decode" "$work/both.log" ||
+  fail "verify good.bin bad.bin: $(cat "$work/both.log")"
+grep -q "^\[pairs\]" "$work/both.log" && fail "verify good.bin bad.bin: good.bin was verified first"
+# A target of too few pairs stops training at start-up.
+cp "$work/bad/few.bin" "$work/data/few.bin"
+timeout 120 "$PFC" train input/smoke.toml "${train_args[@]}" --set 'val_targets=["few"]' \
+  --set output=\"$work/few_run\" >"$work/few_run.log" 2>&1
+code=$?
+[ $code -eq 2 ] || fail "few-pairs target: exit code $code, expected 2"
+grep -q "few.bin': it holds 3 pairs" "$work/few_run.log" ||
+  fail "few-pairs target: $(cat "$work/few_run.log")"
+grep -q "^Training: " "$work/few_run.log" && fail "few-pairs target: it trained"
+[ -e "$work/few_run/metrics.h5" ] && fail "few-pairs target: it wrote metrics.h5"
 bad numpy "import or call code"
 "$PFC" verify "$work/faces" "$work/data/pairs.bin" >"$work/notrun.log" 2>&1
 code=$?

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -58,6 +59,12 @@ double weighted_sum(const std::vector<Tensor>& outputs, const std::vector<Tensor
 }
 
 }  // namespace
+
+Tensor index_tensor(const std::vector<std::int64_t>& values) {
+  Tensor t = Tensor::host({static_cast<std::int64_t>(values.size())}, DType::i64);
+  std::copy(values.begin(), values.end(), t.data<std::int64_t>());
+  return t;
+}
 
 double element(const Tensor& t, std::int64_t i) {
   if (t.dtype() == DType::f64) return t.data<double>()[i];

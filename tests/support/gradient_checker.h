@@ -51,6 +51,9 @@ Tensor random_uniform(const Shape& shape, DType dtype, std::uint64_t seed, doubl
 void expect_tensors_near(const Tensor& actual, const Tensor& expected, double rtol, double atol,
                          const std::string& what);
 
+// A host i64 vector of these values (indices, labels).
+Tensor index_tensor(const std::vector<std::int64_t>& values);
+
 // Element i of an f16, f32 or f64 host tensor as double.
 double element(const Tensor& t, std::int64_t i);
 

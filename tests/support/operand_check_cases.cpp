@@ -254,6 +254,34 @@ std::vector<OperandCase> operand_check_cases() {
                 i = t(b, {2}, DType::i64);
          b.adamw_update_rows(w, m, v, i, g, AdamWParams{});
        }},
+      {"exact margin f32",
+       [](Backend& b) {
+         Tensor cos = t(b, {4, 7}, DType::f32), label = t(b, {4}, DType::i64),
+                factor = t(b, {4}, DType::f32);
+         b.margin_gradient_factor(cos, label, MarginParams{}, factor);
+         b.scale_target_column(cos, label, factor);
+       }},
+      {"exact margin with a short factor",
+       [](Backend& b) {
+         Tensor cos = t(b, {4, 7}, DType::f32), label = t(b, {4}, DType::i64),
+                factor = t(b, {3}, DType::f32);
+         b.margin_gradient_factor(cos, label, MarginParams{}, factor);
+       }},
+      {"sgd and adamw with a sparse gradient",
+       [](Backend& b) {
+         // One gradient row: the zero index is sorted and unique.
+         Tensor w = t(b, {6, 3}, DType::f32), m = t(b, {6, 3}, DType::f32),
+                v = t(b, {6, 3}, DType::f32), g = t(b, {1, 3}, DType::f32),
+                i = t(b, {1}, DType::i64);
+         b.sgd_update_sparse_grad(w, m, i, g, 0.1, 0.9, 5e-4);
+         b.adamw_update_sparse_grad(w, m, v, i, g, AdamWParams{});
+       }},
+      {"sparse-gradient sgd of the wrong width",
+       [](Backend& b) {
+         Tensor w = t(b, {6, 3}, DType::f32), m = t(b, {6, 3}, DType::f32),
+                g = t(b, {1, 4}, DType::f32), i = t(b, {1}, DType::i64);
+         b.sgd_update_sparse_grad(w, m, i, g, 0.1, 0.9, 5e-4);
+       }},
       {"inter-class filter f32 and its backward",
        [](Backend& b) {
          Tensor cos = t(b, {4, 7}, DType::f32), label = t(b, {4}, DType::i64),

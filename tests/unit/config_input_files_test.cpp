@@ -79,6 +79,17 @@ TEST(ConfigInputFiles, BaseHoldsTheSeedSettings) {
   EXPECT_EQ(cfg.image_size, 112);
 }
 
+// Every shipped file rebuilds the seed's benchmark, so every one takes the seed's classifier:
+// the sampled update and the exact margin gradient (and pfc's f16 GEMMs with fp16 on).
+TEST(ConfigInputFiles, EveryFileTakesTheSeedsClassifier) {
+  for (const fs::path& file : input_files()) {
+    const Config cfg = load_config(file.string(), {});
+    EXPECT_EQ(cfg.classifier_update, "sampled") << file;
+    EXPECT_EQ(cfg.margin_gradient, "exact") << file;
+    EXPECT_EQ(cfg.classifier_precision, "fp16") << file;
+  }
+}
+
 TEST(ConfigInputFiles, HeadlineFilesDifferOnlyInTheClassifier) {
   const Config mp = load("3millions.toml");
   const Config pfc = load("3millions_pfc.toml");

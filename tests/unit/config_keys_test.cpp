@@ -18,7 +18,7 @@ TEST(ConfigKeys, NamesAreUniqueAndDocumented) {
     EXPECT_FALSE(key.doc.empty()) << key.name;
     EXPECT_EQ(find_config_key(key.name), &key);
   }
-  EXPECT_EQ(names.size(), 47u);  // a new Config member needs a row in the table
+  EXPECT_EQ(names.size(), 51u);  // a new Config member needs a row in the table
   EXPECT_EQ(find_config_key("batchsize"), nullptr);
 }
 
@@ -44,7 +44,8 @@ TEST(ConfigKeys, DescribesTypesAndLimits) {
   EXPECT_EQ(describe_limits(*find_config_key("fp16")), "");
   EXPECT_EQ(describe_limits(*find_config_key("batch_size")), ">= 1");
   EXPECT_EQ(describe_limits(*find_config_key("lr")), "> 0");
-  EXPECT_EQ(describe_limits(*find_config_key("sample_rate")), "in (0, 1]");
+  EXPECT_EQ(describe_limits(*find_config_key("sample_rate")), "in [0, 1]");
+  EXPECT_EQ(describe_limits(*find_config_key("classifier_update")), "one of sampled|dense");
   EXPECT_EQ(describe_limits(*find_config_key("momentum")), "in [0, 1)");
   EXPECT_EQ(describe_limits(*find_config_key("method")), "one of dp|mp|pfc");
   EXPECT_EQ(describe_limits(*find_config_key("output")), "not empty");

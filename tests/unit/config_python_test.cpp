@@ -133,6 +133,136 @@ cfg.a = 1; cfg.b = 'two'
   EXPECT_EQ(a[1].value.string, "two");
 }
 
+// A file is read as Python decodes a source file: a UTF-8 byte-order mark at its start is not
+// part of the text, and CR LF or a lone CR ends a line as LF does (files saved on Windows or
+// old Macs); string escapes mean what they mean in Python 3.
+TEST(PythonAssignments, ReadsTheBytesAsPythonDecodesThem) {
+  const std::string body = "config.lr = 0.1\nconfig.name = 'r50'\n";
+  const std::string unix_text = with_header(body);
+  std::string crlf, cr;
+  for (char c : unix_text) {
+    crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    cr += c == '\n' ? '\r' : c;
+  }
+  for (const std::string& text : {"\xEF\xBB\xBF" + unix_text, crlf, cr, "\xEF\xBB\xBF" + cr}) {
+    SCOPED_TRACE(::testing::PrintToString(text));
+    const auto a = read(text);
+    ASSERT_EQ(a.size(), 2u);
+    EXPECT_DOUBLE_EQ(value_of(a, "lr").floating, 0.1);
+    EXPECT_EQ(value_of(a, "name").string, "r50");
+    EXPECT_EQ(a[1].line, 4);
+  }
+  // A comment on a CR-only line ends at its CR, not at the end of the file.
+  const auto commented = read(with_header("# a comment\rconfig.a = 1\rconfig.b = 2\r"));
+  EXPECT_EQ(value_of(commented, "b").integer, 2);
+
+  const auto e = read(with_header(R"(config.hex = "\x41\x62"
+config.octal = '\101\0\7'
+config.bell = "\a\b\f\v\t\n\r"
+config.u16 = "\u00e9\u4e2d"
+config.u32 = "\U0001F600"
+config.quotes = '\'\"\\'
+config.unknown = "\d\q"
+config.raw = r"\x41\n"
+config.joined = "a\
+b"
+)"));
+  EXPECT_EQ(value_of(e, "hex").string, "Ab");
+  EXPECT_EQ(value_of(e, "octal").string, std::string("A\0\x07", 3));
+  EXPECT_EQ(value_of(e, "bell").string, "\a\b\f\v\t\n\r");
+  EXPECT_EQ(value_of(e, "u16").string, "\xC3\xA9\xE4\xB8\xAD");
+  EXPECT_EQ(value_of(e, "u32").string, "\xF0\x9F\x98\x80");
+  EXPECT_EQ(value_of(e, "quotes").string, "'\"\\");
+  EXPECT_EQ(value_of(e, "unknown").string, "\\d\\q");
+  EXPECT_EQ(value_of(e, "raw").string, "\\x41\\n");
+  EXPECT_EQ(value_of(e, "joined").string, "ab");
+
+  const std::pair<std::string, std::string> bad[] = {
+      {"config.a = '\\x4'\n", "x.py:3: truncated \\xXX escape"},
+      {"config.a = '\\u12'\n", "x.py:3: truncated \\uXXXX escape"},
+      {"config.a = '\\U00110000'\n", "x.py:3: \\U00110000 is beyond Unicode"},
+      {"config.a = '\\ud800'\n", "x.py:3: \\ud800 is a lone surrogate"},
+      {"config.a = '\\N{DIGIT ONE}'\n", "x.py:3: \\N{...} names a character"},
+  };
+  for (const auto& [body_text, expected] : bad) {
+    SCOPED_TRACE(body_text);
+    const std::string message = test::usage_error([&] { read(with_header(body_text)); });
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+  }
+}
+
+// What no config needs and a hostile one uses to crash, hang or exhaust the reader: values
+// nested thousands deep, powers with enormous exponents, values multiplied beyond any size.
+// Each is answered at once: a value, or a refusal naming the line.
+TEST(PythonAssignments, NestingPowersAndSizesAreBounded) {
+  const int deep = 10000;
+  const std::string nested[] = {
+      "config.a = " + std::string(deep, '(') + "1" + std::string(deep, ')') + "\n",
+      "config.a = " + std::string(deep, '[') + "1" + std::string(deep, ']') + "\n",
+      "config.a = " + std::string(deep, '-') + "1\n",
+      "config.a = 2" + [&] {
+        std::string s;
+        for (int i = 0; i < deep; ++i) s += " ** 1";
+        return s;
+      }() + "\n",
+  };
+  for (const std::string& body : nested) {
+    const std::string message = test::usage_error([&] { read(with_header(body)); });
+    EXPECT_NE(message.find("x.py:3: the value nests more than 100 levels deep"),
+              std::string::npos)
+        << message;
+  }
+  // A value built up by statements that each wrap the one before.
+  std::string wrapping = "config.a0 = 1\n";
+  for (int i = 1; i <= 200; ++i) wrapping += fmt::format("config.a{} = [config.a{}]\n", i, i - 1);
+  const std::string wrapped = test::usage_error([&] { read(with_header(wrapping)); });
+  EXPECT_NE(wrapped.find("x.py:104: the value nests more than 100 levels deep"),
+            std::string::npos)
+      << wrapped;
+  // 100 levels are still a value.
+  const auto hundred = read(with_header("config.a = " + std::string(99, '[') + "1" +
+                                        std::string(99, ']') + "\n"));
+  EXPECT_EQ(value_of(hundred, "a").kind, PyValue::Kind::list);
+
+  const auto powers = read(with_header(R"(config.one = 1 ** 9223372036854775807
+config.zero = 0 ** 9223372036854775807
+config.minus = (-1) ** 9223372036854775807
+config.plus = (-1) ** 9223372036854775806
+config.big = 3 ** 39
+config.half = 2 ** -1
+)"));
+  EXPECT_EQ(value_of(powers, "one").integer, 1);
+  EXPECT_EQ(value_of(powers, "zero").integer, 0);
+  EXPECT_EQ(value_of(powers, "minus").integer, -1);
+  EXPECT_EQ(value_of(powers, "plus").integer, 1);
+  EXPECT_EQ(value_of(powers, "big").integer, 4052555153018976267);
+  EXPECT_DOUBLE_EQ(value_of(powers, "half").floating, 0.5);
+  const std::pair<std::string, std::string> refused[] = {
+      {"config.a = 2 ** 9223372036854775807\n", "x.py:3: integer '**' overflows 64 bits"},
+      {"config.a = 3 ** 40\n", "x.py:3: integer '**' overflows 64 bits"},
+      {"config.a = 0 ** -1\n", "x.py:3: 0 cannot be raised to a negative power"},
+      {"config.a = 10.0 ** 400\n", "x.py:3: '**' overflows a float"},
+      {"config.a = (-8.0) ** 0.5\n", "x.py:3: a negative number to a fractional power"},
+      {"config.a = [\"lfw\"] * 4096 * 4096 * 4096\n",
+       "x.py:3: the value would hold 67108865 items and characters; a config value holds "
+       "at most 65536"},
+      {"config.a = 'x' * 100000\n", "a config value holds at most 65536"},
+      {"config.a = [0] * 40000 + [0] * 40000\n", "a config value holds at most 65536"},
+  };
+  for (const auto& [body, expected] : refused) {
+    SCOPED_TRACE(body);
+    const std::string message = test::usage_error([&] { read(with_header(body)); });
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+  }
+  // Many statements of the largest value: the file as a whole is bounded too.
+  std::string many;
+  for (int i = 0; i < 40; ++i) many += fmt::format("config.a{} = [0] * 60000\n", i);
+  const std::string total = test::usage_error([&] { read(with_header(many)); });
+  EXPECT_NE(total.find("the values of this file hold more than 1048576 items and characters"),
+            std::string::npos)
+      << total;
+}
+
 // Each hostile or unsupported file is refused naming its line and the reason.
 TEST(PythonAssignments, RefusesCodeWithTheLineAndTheReason) {
   const std::pair<std::string, std::string> cases[] = {
@@ -404,6 +534,76 @@ config.val_targets = ["lfw", "cfp_fp", "agedb_30"]
   EXPECT_EQ(old_style.lr_schedule, "step");
 }
 
+// arcface_torch's wf42m_pfc0008_32gpu_r100.py as it is: sample_rate 0 (PartialFC_V2's
+// positives only), CosFace, 32 GPUs of batch 512.
+TEST_F(ArcfaceConfig, PositivesOnlyConfigLoads) {
+  const fs::path file = write("wf42m_pfc0008_32gpu_r100.py", R"(from easydict import EasyDict as edict
+
+# make training faster
+# our RAM is 256G
+# mount -t tmpfs -o size=140G  tmpfs /train_tmp
+
+config = edict()
+config.margin_list = (1.0, 0.0, 0.4)
+config.network = "r100"
+config.resume = False
+config.output = None
+config.embedding_size = 512
+config.sample_rate = 0
+config.fp16 = True
+config.momentum = 0.9
+config.weight_decay = 5e-4
+config.batch_size = 512
+config.lr = 0.4
+config.verbose = 2000
+config.dali = False
+
+config.rec = "/train_tmp/WebFace42M"
+config.num_classes = 2059906
+config.num_image = 42474557
+config.num_epoch = 20
+config.warmup_epoch = config.num_epoch // 10
+config.val_targets = ["lfw", "cfp_fp", "agedb_30"]
+)");
+  const Config cfg = load_config(file.string(), {});
+  EXPECT_EQ(cfg.sample_rate, 0.0);
+  EXPECT_EQ(cfg.method, "pfc");
+  EXPECT_EQ(cfg.network, "r100");
+  EXPECT_EQ(cfg.margin_list, (std::array<double, 3>{1.0, 0.0, 0.4}));
+  EXPECT_EQ(cfg.batch_size, 512);
+  EXPECT_EQ(cfg.num_classes, 2059906);
+  EXPECT_DOUBLE_EQ(cfg.warmup_epoch, 2.0);
+  EXPECT_EQ(cfg.output, "work_dirs/wf42m_pfc0008_32gpu_r100");
+  // train_v2.py's classifier.
+  EXPECT_EQ(cfg.classifier_update, "dense");
+  EXPECT_EQ(cfg.margin_gradient, "straight_through");
+  EXPECT_EQ(cfg.classifier_precision, "fp32");
+}
+
+// An imported config takes today's classifier (PartialFC_V2, CombinedMarginLoss, fp32) unless
+// the file or an override chooses otherwise.
+TEST_F(ArcfaceConfig, TodaysClassifierUnlessChosen) {
+  const fs::path plain = write("ms1mv3_r50_like.py", with_header("config.num_classes = 1000\n"));
+  const Config v2 = load_config(plain.string(), {});
+  EXPECT_EQ(v2.classifier_update, "dense");
+  EXPECT_EQ(v2.margin_gradient, "straight_through");
+  EXPECT_EQ(v2.classifier_precision, "fp32");
+  const Config overridden =
+      load_config(plain.string(), {"classifier_update=sampled", "margin_gradient=exact"});
+  EXPECT_EQ(overridden.classifier_update, "sampled");
+  EXPECT_EQ(overridden.margin_gradient, "exact");
+
+  const fs::path chosen = write("seed_like.py", with_header(R"(
+config.classifier_update = "sampled"
+config.classifier_precision = "fp16"
+config.num_classes = 1000
+)"));
+  const Config seed = load_config(chosen.string(), {});
+  EXPECT_EQ(seed.classifier_update, "sampled");
+  EXPECT_EQ(seed.margin_gradient, "straight_through");
+  EXPECT_EQ(seed.classifier_precision, "fp16");
+}
+
 TEST_F(ArcfaceConfig, MobileFaceNetAtAnotherImageSizeIsRefused) {
   const fs::path file = write("mbf_96.py", with_header(R"(
 config.network = "mbf"
@@ -422,6 +622,10 @@ TEST_F(ArcfaceConfig, MistakesNameTheFileAndLine) {
       {"config.batch_szie = 4\n", "unknown key 'batch_szie' in " + (dir_ / "bad.py").string() +
                                       ":3; did you mean 'batch_size'?"},
       {"config.lr = 'fast'\n", "key 'lr' in " + (dir_ / "bad.py").string() + ":3 must be a number"},
+      {"config.lr = \"0.1\"\n", "key 'lr' in " + (dir_ / "bad.py").string() +
+                                   ":3 must be a number, got string \"0.1\""},
+      {"config.batch_size = '128'\n", "key 'batch_size' in " + (dir_ / "bad.py").string() +
+                                          ":3 must be an integer, got string \"128\""},
       {"config.num_classes = None\n", "key 'num_classes' in " + (dir_ / "bad.py").string() +
                                           ":3 is None"},
       {"config.loss = 'softmax'\n", "key 'loss' in " + (dir_ / "bad.py").string() + ":3 is 'softmax'"},

@@ -24,9 +24,16 @@ TEST(ConfigValidate, DefaultsAreValid) { EXPECT_NO_THROW(validate_config(Config{
 TEST(ConfigValidate, EachLimitIsReported) {
   const Case cases[] = {
       {{"batch_size=0"}, "key 'batch_size' in --set batch_size=0 must be >= 1, got 0"},
-      {{"sample_rate=0"}, "key 'sample_rate' in --set sample_rate=0 must be in (0, 1], got 0.0"},
+      {{"sample_rate=-0.1"},
+       "key 'sample_rate' in --set sample_rate=-0.1 must be in [0, 1], got -0.1"},
       {{"sample_rate=1.5"},
-       "key 'sample_rate' in --set sample_rate=1.5 must be in (0, 1], got 1.5"},
+       "key 'sample_rate' in --set sample_rate=1.5 must be in [0, 1], got 1.5"},
+      {{"classifier_update=lazy"},
+       "key 'classifier_update' in --set classifier_update=lazy must be one of sampled|dense, "
+       "got \"lazy\""},
+      {{"margin_gradient=none"},
+       "key 'margin_gradient' in --set margin_gradient=none must be one of "
+       "exact|straight_through, got \"none\""},
       {{"lr=0"}, "key 'lr' in --set lr=0 must be > 0, got 0.0"},
       {{"lr=-inf"}, "key 'lr' in --set lr=-inf must be a finite number, got -inf"},
       {{"momentum=1"}, "key 'momentum' in --set momentum=1 must be in [0, 1), got 1.0"},
@@ -118,6 +125,10 @@ TEST(ConfigValidate, EachLimitIsReported) {
        "\"output/other\" (--set resume_from=\"output/other\") starts a new one from another "
        "checkpoint: set one of them (resume = \"auto\" does the first when `output` has a "
        "checkpoint, else the second)"},
+      {{"pretrained=\"model.pt\"", "resume_from=\"output/other\""},
+       "pretrained = \"model.pt\" (--set pretrained=\"model.pt\") starts a new run from a "
+       "backbone and resume_from = \"output/other\" (--set resume_from=\"output/other\") from a "
+       "whole checkpoint (its class centres, optimiser and step too): set one of them"},
       {{"num_classes=3", "emulate_world_size=4"},
        "num_classes = 3 (--set num_classes=3) must be at least emulate_world_size = 4 (--set "
        "emulate_world_size=4): every rank holds a shard of the classes"},

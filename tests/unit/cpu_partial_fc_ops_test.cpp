@@ -15,13 +15,8 @@ namespace pfc {
 namespace {
 
 using test::element;
+using test::index_tensor;
 using test::random_uniform;
-
-Tensor i64_tensor(const std::vector<std::int64_t>& values) {
-  Tensor t = Tensor::host({static_cast<std::int64_t>(values.size())}, DType::i64);
-  std::copy(values.begin(), values.end(), t.data<std::int64_t>());
-  return t;
-}
 
 Tensor f64_tensor(const Shape& shape, const std::vector<double>& values) {
   Tensor t = Tensor::host(shape, DType::f64);
@@ -80,7 +75,7 @@ TEST(CpuL2Normalize, GradientMatchesFiniteDifferences) {
 TEST(CpuRows, GatherAndScatterMoveWholeRows) {
   CpuBackend backend;
   const Tensor table = random_uniform({6, 3}, DType::f32, 3);
-  const Tensor index = i64_tensor({4, 0, 5});
+  const Tensor index = index_tensor({4, 0, 5});
   Tensor picked = Tensor::host({3, 3}, DType::f32);
   backend.gather_rows(table, index, picked);
   for (std::int64_t i = 0; i < 3; ++i)
@@ -97,9 +92,9 @@ TEST(CpuRows, GatherAndScatterMoveWholeRows) {
     }
 
   // Any element type moves: labels are i64 rows.
-  const Tensor labels = i64_tensor({10, 11, 12, 13});
+  const Tensor labels = index_tensor({10, 11, 12, 13});
   Tensor some = Tensor::host({2}, DType::i64);
-  backend.gather_rows(labels, i64_tensor({3, 1}), some);
+  backend.gather_rows(labels, index_tensor({3, 1}), some);
   EXPECT_EQ(some.data<std::int64_t>()[0], 13);
   EXPECT_EQ(some.data<std::int64_t>()[1], 11);
 }
@@ -109,7 +104,7 @@ TEST(CpuRows, OutOfRangeIndexIsNamed) {
   const Tensor table = random_uniform({6, 3}, DType::f32, 3);
   Tensor picked = Tensor::host({2, 3}, DType::f32);
   try {
-    backend.gather_rows(table, i64_tensor({1, 6}), picked);
+    backend.gather_rows(table, index_tensor({1, 6}), picked);
     FAIL() << "expected pfc::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("gather_rows: index[1] = 6 is outside [0, 6)"),
@@ -126,7 +121,7 @@ void expect_margin(const MarginParams& m, const std::vector<double>& cos,
   const std::int64_t rows = static_cast<std::int64_t>(labels.size());
   Tensor logits = f64_tensor({rows, 3}, cos);
   Tensor row_max = Tensor::host({rows}, DType::f64);
-  backend.margin_logits(logits, i64_tensor(labels), m, row_max);
+  backend.margin_logits(logits, index_tensor(labels), m, row_max);
   for (std::int64_t i = 0; i < logits.numel(); ++i)
     EXPECT_NEAR(element(logits, i), want[i], 1e-12) << "element " << i;
   for (std::int64_t b = 0; b < rows; ++b)
@@ -181,7 +176,7 @@ ShardedSoftmax sharded_softmax(const Tensor& cos, const std::vector<std::int64_t
       const bool mine = labels[b] >= starts[s] && labels[b] < ends[s];
       local[b] = mine ? labels[b] - starts[s] : -1;
     }
-    label[s] = i64_tensor(local);
+    label[s] = index_tensor(local);
     row_max[s] = Tensor::host({batch}, DType::f64);
     row_sum[s] = Tensor::host({batch}, DType::f64);
     target[s] = Tensor::host({batch}, DType::f64);
@@ -298,8 +293,8 @@ TEST(CpuMarginSoftmax, LabelOutsideShardIsRejected) {
   CpuBackend backend;
   Tensor cos = random_uniform({2, 3}, DType::f32, 7);
   Tensor row_max = Tensor::host({2}, DType::f32);
-  EXPECT_THROW(backend.margin_logits(cos, i64_tensor({0, 3}), MarginParams{}, row_max), Error);
-  EXPECT_THROW(backend.margin_logits(cos, i64_tensor({-2, 0}), MarginParams{}, row_max), Error);
+  EXPECT_THROW(backend.margin_logits(cos, index_tensor({0, 3}), MarginParams{}, row_max), Error);
+  EXPECT_THROW(backend.margin_logits(cos, index_tensor({-2, 0}), MarginParams{}, row_max), Error);
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // A dataset with damaged records: a record cut off by the end of the file, a record whose
 // header lost its magic, a JPEG that is not one, a truncated JPEG, an image of the wrong
-// size, a label out of range and a record that carries another key's id (what the index
-// leads to is not the record it meant). Reading goes on with full batches of good samples; each
-// damaged record is counted once and logged with its key.
+// size and a label out of range. Reading goes on with full batches of good samples; each
+// damaged record is counted once and logged with its key. A record that carries another id
+// than its key is not damage (MXFaceDataset never reads the id). Damage beyond a small share
+// of the dataset stops the run with a message, and a dataset whose probed records are all
+// damaged is refused when it is opened.
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
@@ -15,6 +17,8 @@
 #include "data/data_source.h"
 #include "data/image_record.h"
 #include "data/recordio.h"
+#include "data/recordio_data_source.h"
+#include "core/error.h"
 #include "support/face_images.h"
 #include "support/test_paths.h"
 
@@ -24,15 +28,15 @@ namespace {
 constexpr int kClasses = 3;
 constexpr int kImages = 12;  // keys 1..12, label (key - 1) / 4
 
-// Keys and what is wrong with them.
-constexpr std::int64_t kWrongId = 2;
+// Keys and what is wrong with them (kOtherId: nothing).
+constexpr std::int64_t kOtherId = 2;
 constexpr std::int64_t kBadLabel = 3;
 constexpr std::int64_t kNotJpeg = 5;
 constexpr std::int64_t kBadMagic = 6;
 constexpr std::int64_t kWrongSize = 8;
 constexpr std::int64_t kTruncatedJpeg = 10;
 constexpr std::int64_t kCutByEof = 11;  // written last, then the file is cut inside it
-const std::set<std::int64_t> kDamaged = {kWrongId, kBadLabel, kNotJpeg, kBadMagic, kWrongSize,
+const std::set<std::int64_t> kDamaged = {kBadLabel, kNotJpeg, kBadMagic, kWrongSize,
                                          kTruncatedJpeg, kCutByEof};
 
 std::vector<std::uint8_t> jpeg_for(std::int64_t key) {
@@ -56,7 +60,7 @@ std::string write_damaged_dataset(const std::string& dir) {
     for (std::int64_t key : keys) {
       ImageRecordHeader image;
       image.label = key == kBadLabel ? 7.0f : static_cast<float>((key - 1) / 4);
-      image.id = static_cast<std::uint64_t>(key == kWrongId ? 99 : key);
+      image.id = static_cast<std::uint64_t>(key == kOtherId ? 99 : key);
       writer.write(key, make_image_record(image, jpeg_for(key)));
     }
     writer.close();
@@ -132,7 +136,80 @@ TEST(DataDamaged, DamagedRecordsAreSkippedCountedAndLogged) {
   EXPECT_NE(text.find("image is 96x96"), std::string::npos) << text;
   EXPECT_NE(text.find("no RecordIO magic"), std::string::npos) << text;
   EXPECT_NE(text.find("truncated"), std::string::npos) << text;
-  EXPECT_NE(text.find("carries id 99, but key 2 points there"), std::string::npos) << text;
+  EXPECT_EQ(text.find(fmt::format("key {} of", kOtherId)), std::string::npos) << text;
+}
+
+// A dataset of `images` images of one identity, the last `damaged` of them not images at all.
+std::string write_mostly_damaged(const std::string& dir, int images, int damaged) {
+  RecordIOWriter writer(dir + "/train.rec", dir + "/train.idx");
+  ImageRecordHeader header;
+  header.labels = {static_cast<float>(images + 1), static_cast<float>(images + 1)};
+  writer.write(0, make_image_record(header, {}));
+  const auto good = test::encode_jpeg(test::face_rgb(0, 0, 112), 112, 112, 90);
+  const std::vector<std::uint8_t> bad(200, 0x55);
+  for (int key = 1; key <= images; ++key) {
+    ImageRecordHeader image;
+    image.label = 0;
+    image.id = static_cast<std::uint64_t>(key);
+    writer.write(key, make_image_record(image, key > images - damaged ? bad : good));
+  }
+  writer.close();
+  return dir;
+}
+
+Config one_class_config(const std::string& dir, int images) {
+  Config cfg;
+  cfg.rec = dir;
+  cfg.num_classes = 1;
+  cfg.num_image = images;
+  cfg.batch_size = 4;
+  cfg.data_workers = 1;  // one worker meets the damage in the sampler's order: one message
+  return cfg;
+}
+
+TEST(DataDamaged, DamageBeyondASmallShareStopsTheRun) {
+  constexpr int kImages = 40;
+  constexpr int kBad = 20;  // more than the 16 a dataset this small may lose
+  ASSERT_EQ(damaged_records_tolerated(kImages), 16);
+  EXPECT_EQ(damaged_records_tolerated(5'000'000), 50'000);
+  const std::string dir = write_mostly_damaged(test::scratch_dir("data_mostly_damaged"), kImages,
+                                               kBad);
+  auto previous = spdlog::default_logger();
+  std::ostringstream log;
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "mostly_damaged_test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  std::string message;
+  {
+    auto source = make_data_source(one_class_config(dir, kImages), 0, 1);
+    Batch batch;
+    try {
+      for (int step = 0; step < 3 * kImages / 4; ++step) source->next(batch);
+    } catch (const Error& e) {
+      message = e.what();
+    }
+  }
+  spdlog::set_default_logger(previous);
+  EXPECT_NE(message.find(dir + "/train.rec: 17 of its 40 images are damaged, more than a run "
+                               "skips (16: 1 in 100, at least 16)"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("check that train.idx belongs to train.rec"), std::string::npos)
+      << message;
+}
+
+TEST(DataDamaged, ADatasetWhoseProbedRecordsAreAllDamagedIsRefusedAtOpen) {
+  const std::string dir =
+      write_mostly_damaged(test::scratch_dir("data_all_damaged"), 40, 40);
+  std::string message;
+  try {
+    make_data_source(one_class_config(dir, 40), 0, 1);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find(dir + "/train.rec: the 16 records read across it at start-up are all "
+                               "damaged (key 1: not a JPEG, PNG or BMP image"),
+            std::string::npos)
+      << message;
 }
 
 }  // namespace

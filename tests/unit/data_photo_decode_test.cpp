@@ -1,4 +1,4 @@
-// FaceImageDecoder::decode_rgb, the decoder of photos of any size that are aligned afterwards
+// FaceImageDecoder::decode_photo, the decoder of photos of any size that are aligned afterwards
 // (pfc ijb's loose crops, pfc pack --landmarks' raw photos): the size and pixels of a photo
 // that is not square, and the decoder's recovery after a stream it refused - the next good
 // image decodes, through either entry point.
@@ -27,16 +27,15 @@ TEST(PhotoDecode, AnySizeComesBackWithItsPixels) {
   const int width = 151, height = 97;
   const std::vector<std::uint8_t> rgb = gradient(width, height);
   FaceImageDecoder decoder(112);
-  std::vector<std::uint8_t> out;
-  int w = 0, h = 0;
+  RgbImage out;
   std::string why;
-  ASSERT_TRUE(decoder.decode_rgb(test::encode_jpeg(rgb, width, height, 95), out, w, h, why))
-      << why;
-  EXPECT_EQ(w, width);
-  EXPECT_EQ(h, height);
-  ASSERT_GE(out.size(), rgb.size());
+  ASSERT_TRUE(decoder.decode_photo(test::encode_jpeg(rgb, width, height, 95), out, why)) << why;
+  EXPECT_EQ(out.width, width);
+  EXPECT_EQ(out.height, height);
+  ASSERT_EQ(out.pixels.size(), rgb.size());
   double error = 0;
-  for (std::size_t i = 0; i < rgb.size(); ++i) error += std::abs(int(out[i]) - int(rgb[i]));
+  for (std::size_t i = 0; i < rgb.size(); ++i)
+    error += std::abs(int(out.pixels[i]) - int(rgb[i]));
   EXPECT_LT(error / static_cast<double>(rgb.size()), 4.0);  // JPEG at quality 95
 }
 
@@ -47,15 +46,14 @@ TEST(PhotoDecode, AGoodImageDecodesAfterARefusedOne) {
   const std::vector<std::uint8_t> cut(good.begin(), good.begin() + 300);
   FaceImageDecoder decoder(112);
   std::vector<float> image(112 * 112 * 3);
-  std::vector<std::uint8_t> rgb;
-  int w = 0, h = 0;
+  RgbImage photo;
   std::string why;
   for (int round = 0; round < 2; ++round) {
     EXPECT_FALSE(decoder.decode(cut, false, image.data(), why));
     EXPECT_TRUE(decoder.decode(good, false, image.data(), why)) << why;
-    EXPECT_FALSE(decoder.decode_rgb(cut, rgb, w, h, why));
-    EXPECT_TRUE(decoder.decode_rgb(good, rgb, w, h, why)) << why;
-    EXPECT_EQ(w, 112);
+    EXPECT_FALSE(decoder.decode_photo(cut, photo, why));
+    EXPECT_TRUE(decoder.decode_photo(good, photo, why)) << why;
+    EXPECT_EQ(photo.width, 112);
   }
 }
 

@@ -198,5 +198,31 @@ TEST(MetaBackend, AdamWAndTheFilterCountTheirStreams) {
   EXPECT_THROW(meta.adamw_update(w, g, m, v, bad), Error);
 }
 
+// The dense update with a sparse gradient streams the whole table (w and its moments, read and
+// written) and the gradient's rows; the exact margin reads and writes one element per row.
+TEST(MetaBackend, SparseGradientUpdatesStreamTheWholeTable) {
+  MetaBackend meta(BackendKind::cpu);
+  const auto f32 = [&](const Shape& s) {
+    return meta.empty(s, DType::f32, MemoryPurpose::optimizer);
+  };
+  Tensor w = f32({10, 4}), m = f32({10, 4}), v = f32({10, 4}), rows = f32({3, 4});
+  Tensor index = meta.empty({3}, DType::i64, MemoryPurpose::workspace);
+  meta.sgd_update_sparse_grad(w, m, index, rows, 0.1, 0.9, 5e-4);
+  meta.adamw_update_sparse_grad(w, m, v, index, rows, AdamWParams{});
+  Tensor cos = f32({2, 5}), factor = f32({2});
+  Tensor labels = meta.empty({2}, DType::i64, MemoryPurpose::workspace);
+  meta.margin_gradient_factor(cos, labels, MarginParams{}, factor);
+  meta.scale_target_column(cos, labels, factor);
+  const auto& by = meta.tally().by_primitive();
+  EXPECT_EQ(by.at("sgd_update_sparse_grad").bytes_read, 2 * 160 + 48 + 24);
+  EXPECT_EQ(by.at("sgd_update_sparse_grad").bytes_written, 2 * 160);
+  EXPECT_EQ(by.at("sgd_update_sparse_grad").other_flops, 6 * 40);
+  EXPECT_EQ(by.at("adamw_update_sparse_grad").bytes_read, 3 * 160 + 48 + 24);
+  EXPECT_EQ(by.at("adamw_update_sparse_grad").bytes_written, 3 * 160);
+  EXPECT_EQ(by.at("margin_gradient_factor").bytes_read, 16 + 8);
+  EXPECT_EQ(by.at("margin_gradient_factor").bytes_written, 8);
+  EXPECT_EQ(by.at("scale_target_column").bytes_written, 8);
+}
+
 }  // namespace
 }  // namespace pfc

@@ -50,7 +50,8 @@ TEST(MetaOperandChecks, PlanningCudaTakesTheCudaRules) {
       "gather into too many rows", "margin softmax of no global batch",
       "sgd rows of the wrong width", "adamw f64 masters",
       "adamw with a second moment of another shape", "adamw rows of the wrong width",
-      "inter-class filter with an f32 mask",
+      "inter-class filter with an f32 mask", "exact margin with a short factor",
+      "sparse-gradient sgd of the wrong width",
       "inter-class filter backward of a mask of another shape"};
   MetaBackend meta(BackendKind::cuda);
   for (const test::OperandCase& c : test::operand_check_cases())

@@ -1,8 +1,11 @@
 // The optimiser interface: each kind names its moments as torch.optim does, starts them at
 // zero, runs the backend's update with its settings (weight decay off when asked), counts
-// updates for AdamW's bias correction (dense and row updates alike), and refuses a state that
+// updates for AdamW's bias correction (dense and row updates alike), moves the class centres'
+// sampled rows alone or the whole table by the classifier update, and refuses a state that
 // does not fit the tensor; names parse, and an unknown one is a usage error.
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <vector>
 
@@ -13,6 +16,7 @@
 namespace pfc {
 namespace {
 
+using test::element;
 using test::expect_tensors_near;
 using test::random_uniform;
 
@@ -78,7 +82,7 @@ TEST(Optimizer, AdamWCountsUpdatesForTheBiasCorrection) {
     const Tensor gr = random_uniform({2, 2}, DType::f64, 20 + static_cast<std::uint64_t>(t));
     AdamWParams p{0.01, 0.9, 0.999, 1e-8, 0.1, t};
     if (t == 2) {  // a row update in between counts as one update of the table
-      adamw->update_rows(backend, w, index, gr, state, 0.01);
+      adamw->update_rows(backend, w, index, gr, state, 0.01, ClassifierUpdate::sampled);
       backend.adamw_update_rows(rw, rm, rv, index, gr, p);
     } else {
       adamw->update(backend, w, g, state, 0.01, true);
@@ -89,6 +93,46 @@ TEST(Optimizer, AdamWCountsUpdatesForTheBiasCorrection) {
   expect_tensors_near(w, rw, 0.0, 0.0, "adamw w");
   expect_tensors_near(state.moments[0], rm, 0.0, 0.0, "adamw exp_avg");
   expect_tensors_near(state.moments[1], rv, 0.0, 0.0, "adamw exp_avg_sq");
+}
+
+// The classifier's two updates are the backend's row and sparse-gradient primitives, each with
+// the optimiser's constants; either counts as one update of the table.
+TEST(Optimizer, ClassifierUpdateChoosesSampledRowsOrTheWholeTable) {
+  CpuBackend backend;
+  Tensor index = Tensor::host({2}, DType::i64);
+  index.data<std::int64_t>()[0] = 0;
+  index.data<std::int64_t>()[1] = 3;
+  const Tensor gr = random_uniform({2, 3}, DType::f64, 31);
+  for (OptimizerKind kind : {OptimizerKind::sgd, OptimizerKind::adamw}) {
+    OptimizerSettings s;
+    s.kind = kind;
+    const auto optimizer = make_optimizer(s);
+    for (ClassifierUpdate rows : {ClassifierUpdate::sampled, ClassifierUpdate::dense}) {
+      const Tensor w0 = random_uniform({5, 3}, DType::f64, 30);
+      Tensor w = copy_of(backend, w0), rw = copy_of(backend, w0);
+      OptimizerState state = optimizer->zero_state(backend, w.shape(), w.dtype());
+      Tensor rm = copy_of(backend, state.moments[0]);
+      Tensor rv = kind == OptimizerKind::adamw ? copy_of(backend, state.moments[1]) : Tensor();
+      optimizer->update_rows(backend, w, index, gr, state, 0.1, rows);
+      const bool dense = rows == ClassifierUpdate::dense;
+      if (kind == OptimizerKind::sgd) {
+        if (dense) backend.sgd_update_sparse_grad(rw, rm, index, gr, 0.1, s.momentum, s.weight_decay);
+        else backend.sgd_update_rows(rw, rm, index, gr, 0.1, s.momentum, s.weight_decay);
+      } else {
+        const AdamWParams p{0.1, s.beta1, s.beta2, s.eps, s.weight_decay, 1};
+        if (dense) backend.adamw_update_sparse_grad(rw, rm, rv, index, gr, p);
+        else backend.adamw_update_rows(rw, rm, rv, index, gr, p);
+      }
+      const std::string what = fmt::format("{} {}", optimizer_name(kind),
+                                           classifier_update_name(rows));
+      expect_tensors_near(w, rw, 0.0, 0.0, what);
+      EXPECT_EQ(state.updates, 1) << what;
+      // The unsampled row 1 moves under the dense update only.
+      EXPECT_EQ(element(w, 3) == element(w0, 3), !dense) << what;
+    }
+  }
+  EXPECT_EQ(parse_classifier_update("dense"), ClassifierUpdate::dense);
+  EXPECT_THROW(parse_classifier_update("lazy"), UsageError);
 }
 
 TEST(Optimizer, RefusesAStateThatDoesNotFit) {

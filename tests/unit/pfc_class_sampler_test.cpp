@@ -59,6 +59,18 @@ TEST(ClassSampler, PositivesOnlyWhenTheyExceedNumSample) {
             (std::vector<std::int64_t>{4, 9}));
 }
 
+// PartialFC_V2 at sample rate 0: each shard's positives, and nothing on a shard without any.
+TEST(ClassSampler, SampleRateZeroTakesThePositivesAlone) {
+  const std::vector<std::int64_t> labels = {3, 517, 3, 999};
+  const std::vector<std::vector<std::int64_t>> want = {{3}, {}, {17}, {249}};
+  for (int rank = 0; rank < 4; ++rank) {
+    const ShardLayout layout = ShardLayout::make(1000, 4, rank, 0.0);
+    const ClassSample s = sample_classes(labels, layout, sampler_key(5, 0, rank));
+    EXPECT_EQ(s.index, want[static_cast<std::size_t>(rank)]) << "rank " << rank;
+    expect_consistent(s, labels, layout);
+  }
+}
+
 TEST(ClassSampler, SampleRateOneTakesEveryClass) {
   const ShardLayout layout = ShardLayout::make(10, 3, 1, 1.0);  // classes 4..6
   const std::vector<std::int64_t> labels = {5, 0, 9};

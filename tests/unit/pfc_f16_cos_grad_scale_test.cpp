@@ -25,6 +25,18 @@ TEST(F16CosGradScale, PutsTheBoundJustUnder2To14) {
   EXPECT_EQ(f16_cos_grad_scale(64.0, 1024), 262144.0);
 }
 
+// The exact margin multiplies the target's entry by up to the largest factor: the scale leaves
+// it room; a factor below 1 or one that is not finite changes nothing.
+TEST(F16CosGradScale, LeavesRoomForTheExactMarginsFactor) {
+  const double base = f16_cos_grad_scale(64.0, 1024);
+  EXPECT_EQ(f16_cos_grad_scale(64.0, 1024, 3.0), base / 4);
+  EXPECT_EQ(f16_cos_grad_scale(64.0, 1024, 4.0), base / 4);
+  EXPECT_EQ(f16_cos_grad_scale(64.0, 1024, 1000.0), base / 1024);
+  EXPECT_LE(64.0 / 1024 * 1000.0 * f16_cos_grad_scale(64.0, 1024, 1000.0), 16384.0);
+  EXPECT_EQ(f16_cos_grad_scale(64.0, 1024, 0.5), base);
+  EXPECT_EQ(f16_cos_grad_scale(64.0, 1024, HUGE_VAL), base);
+}
+
 TEST(F16CosGradScale, RejectsAnEmptyBatch) {
   EXPECT_THROW(f16_cos_grad_scale(64.0, 0), Error);
 }

@@ -47,6 +47,8 @@ TEST(ShardLayout, NumSampleTruncatesLikePythonInt) {
   EXPECT_EQ(ShardLayout::make(1000, 1, 0, 0.1).num_sample, 100);
   EXPECT_EQ(ShardLayout::make(7, 1, 0, 0.1).num_sample, 0);
   EXPECT_EQ(ShardLayout::make(1000, 8, 7, 0.3).num_sample, 37);  // int(0.3 * 125) = 37
+  // Sample rate 0 (PartialFC_V2): no negatives, the positives alone.
+  EXPECT_EQ(ShardLayout::make(1000, 4, 2, 0.0).num_sample, 0);
 }
 
 TEST(ShardLayout, MoreRanksThanClassesLeavesEmptyShards) {
@@ -58,7 +60,7 @@ TEST(ShardLayout, MoreRanksThanClassesLeavesEmptyShards) {
 
 TEST(ShardLayout, RejectsBadInput) {
   EXPECT_THROW(ShardLayout::make(0, 1, 0, 1.0), UsageError);
-  EXPECT_THROW(ShardLayout::make(10, 1, 0, 0.0), UsageError);
+  EXPECT_THROW(ShardLayout::make(10, 1, 0, -0.1), UsageError);
   EXPECT_THROW(ShardLayout::make(10, 1, 0, 1.5), UsageError);
   EXPECT_THROW(ShardLayout::make(10, 2, 2, 1.0), Error);
   EXPECT_THROW(ShardLayout::make(10, 2, 0, 1.0).owner_of(10), Error);

@@ -196,6 +196,69 @@ TEST_F(RecordIODataset, RecordsSplitAroundTheMagicReadBack) {
   EXPECT_EQ(source->skipped_records(), 0);
 }
 
+// A dataset rewritten the way arcface_torch's scripts/shuffle_rec.py rewrites one (for DALI):
+// the image records in a random order under new keys 0..N-1 and no header record, each record
+// keeping its original id and its label as a scalar (flag 0). MXFaceDataset reads such a file
+// by key and takes the label from the record, never the id: so must we, every image once per
+// epoch with its own label, nothing skipped.
+TEST_F(RecordIODataset, AShuffledDatasetTrainsOnEveryImage) {
+  const RecordIOIndex index = RecordIOIndex::load(dataset_ + "/train.idx");
+  const RecordIOFile original(dataset_ + "/train.rec");
+  std::vector<std::int64_t> order(kImages);  // new key k holds original key order[k]
+  for (std::int64_t k = 0; k < kImages; ++k) order[k] = k + 1;
+  std::uint64_t state = 12345;
+  for (std::int64_t k = kImages - 1; k > 0; --k) {  // Fisher-Yates with a fixed LCG
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    std::swap(order[k], order[static_cast<std::int64_t>((state >> 33) % (k + 1))]);
+  }
+  const std::string shuffled = dir_ + "/shuffled";
+  fs::create_directories(shuffled);
+  {
+    RecordIOWriter writer(shuffled + "/train.rec", shuffled + "/train.idx");
+    std::vector<std::uint8_t> payload;
+    std::string why;
+    for (std::int64_t k = 0; k < kImages; ++k) {
+      ASSERT_TRUE(original.read(static_cast<std::uint64_t>(index.find(order[k])), payload, why));
+      ImageRecordHeader header;
+      std::span<const std::uint8_t> jpeg;
+      ASSERT_TRUE(parse_image_record(payload, header, jpeg, why));
+      ImageRecordHeader rewritten;
+      rewritten.label = header.primary_label();
+      rewritten.id = header.id;  // the original key, not the new one
+      rewritten.id2 = header.id2;
+      writer.write(k, make_image_record(rewritten, jpeg));
+    }
+    writer.close();
+  }
+
+  Config cfg = dataset_config(shuffled, 5, 2);
+  auto source = make_data_source(cfg, 0, 1);
+  auto* recordio = dynamic_cast<RecordIODataSource*>(source.get());
+  ASSERT_NE(recordio, nullptr);
+  ASSERT_EQ(source->batches_per_epoch(), kImages / 5);
+  const DistributedSampler sampler(kImages, 5, 0, 1, 77);
+  std::set<std::int64_t> seen;
+  Batch batch;
+  for (std::int64_t b = 0; b < source->batches_per_epoch(); ++b) {
+    source->next(batch);
+    const auto samples = sampler.rank_samples(sampler.locate({}, b));
+    for (std::int64_t i = 0; i < 5; ++i) {
+      const std::int64_t key = samples[i];  // no header: sample k is key k
+      const std::int64_t image = order[key] - 1;
+      EXPECT_EQ(batch.labels.data<std::int64_t>()[i], image / kPerIdentity) << "key " << key;
+      const auto want =
+          expected_image(test::read_file(face_path(dir_, image)), recordio->flipped(0, key));
+      EXPECT_EQ(std::memcmp(batch.images.data<float>() + i * want.size(), want.data(),
+                            want.size() * sizeof(float)),
+                0)
+          << "key " << key;
+      seen.insert(image);
+    }
+  }
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(kImages));
+  EXPECT_EQ(source->skipped_records(), 0);
+}
+
 TEST_F(RecordIODataset, ResumeFromAPositionRepeatsTheStream) {
   const Config cfg = dataset_config(dataset_, 4, 1);
   auto first = make_data_source(cfg, 0, 1);

@@ -72,6 +72,16 @@ TEST(RunControl, ParsesFaultPoints) {
   EXPECT_EQ(at_checkpoint->rank, 1);
   EXPECT_EQ(at_checkpoint->step, 10);
   EXPECT_EQ(at_checkpoint->at, FaultPoint::checkpoint);
+  const auto at_verification = parse_injected_fault("rank:1,step:4,at:verification");
+  ASSERT_TRUE(at_verification.has_value());
+  EXPECT_EQ(at_verification->at, FaultPoint::verification);
+  EXPECT_NO_THROW(check_injected_fault(at_verification, 1, 4));
+  try {
+    check_injected_fault(at_verification, 1, 4, FaultPoint::verification);
+    ADD_FAILURE() << "no fault";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "injected fault on rank 1 at the verification of step 4");
+  }
 }
 
 TEST(RunControl, RejectsMalformedFaultPoints) {

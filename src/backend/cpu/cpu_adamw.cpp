@@ -2,12 +2,16 @@
 // shrinks by lr * wd before the step, the gradient is left alone), and both moments are
 // bias-corrected by the update's number t. Zero moments make the first step as PyTorch's
 // lazily created state does. The row variant updates only the sampled class centres of a
-// PartialFC shard, whose moments travel with them.
+// PartialFC shard, whose moments travel with them; the sparse-gradient variant updates every
+// row as if the gradient were dense and zero off the sampled rows (PartialFC_V2).
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
+#include "core/parallel_for.h"
 
 namespace pfc {
 namespace {
@@ -46,7 +50,14 @@ void CpuBackend::adamw_update(Tensor& w, const Tensor& g, Tensor& m, Tensor& v,
   operand_check::adamw_update(rules_, w, g, m, v);
   cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
     using T = decltype(tag);
-    AdamWStep<T>(p, f).apply(w.numel(), w.data<T>(), g.data<T>(), m.data<T>(), v.data<T>());
+    const AdamWStep<T> s(p, f);
+    T* pw = w.data<T>();
+    const T* pg = g.data<T>();
+    T* pm = m.data<T>();
+    T* pv = v.data<T>();
+    parallel_for(w.numel(), kElementGrain, [&](std::int64_t begin, std::int64_t end) {
+      s.apply(end - begin, pw + begin, pg + begin, pm + begin, pv + begin);
+    });
   });
 }
 
@@ -60,9 +71,38 @@ void CpuBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor
     using T = decltype(tag);
     const AdamWStep<T> s(p, f);
     const std::int64_t d = w.dim(1);
-    for (std::int64_t i = 0; i < index.numel(); ++i) {
-      const std::int64_t r = idx[i] * d;
-      s.apply(d, w.data<T>() + r, g.data<T>() + i * d, m.data<T>() + r, v.data<T>() + r);
+    T* pw = w.data<T>();
+    const T* pg = g.data<T>();
+    T* pm = m.data<T>();
+    T* pv = v.data<T>();
+    parallel_for(index.numel(), kElementGrain / std::max<std::int64_t>(d, 1),
+                 [&](std::int64_t begin, std::int64_t end) {
+                   for (std::int64_t i = begin; i < end; ++i) {
+                     const std::int64_t r = idx[i] * d;
+                     s.apply(d, pw + r, pg + i * d, pm + r, pv + r);
+                   }
+                 });
+  });
+}
+
+void CpuBackend::adamw_update_sparse_grad(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                          const Tensor& g, const AdamWParams& p) {
+  const char* op = "adamw_update_sparse_grad";
+  const AdamWFactors f = adamw_factors(p, op);
+  operand_check::adamw_update_sparse_grad(rules_, w, m, v, index, g);
+  const std::int64_t* idx = cpu::checked_sorted_indices(index, w.dim(0), op);
+  cpu::dispatch_float(w.dtype(), op, "w", [&](auto tag) {
+    using T = decltype(tag);
+    const AdamWStep<T> s(p, f);
+    const std::int64_t d = w.dim(1);
+    // A row without a gradient takes a zero one: the very arithmetic of a dense zero gradient.
+    const std::vector<T> zero(static_cast<std::size_t>(d), T(0));
+    std::int64_t next = 0;
+    for (std::int64_t row = 0; row < w.dim(0); ++row) {
+      const bool sampled = next < index.numel() && idx[next] == row;
+      const T* gr = sampled ? g.data<T>() + next++ * d : zero.data();
+      const std::int64_t r = row * d;
+      s.apply(d, w.data<T>() + r, gr, m.data<T>() + r, v.data<T>() + r);
     }
   });
 }

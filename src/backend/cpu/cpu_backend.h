@@ -1,21 +1,38 @@
-// The reference backend: readable loops, with GEMM and im2col convolutions through
-// OpenBLAS so that r50 tests take seconds. Computes in f32, or f64 when given f64 tensors (an
-// f64 run; the finite-difference gradient checker runs every primitive in f64).
+// The CPU backend: readable reference loops, with GEMM and im2col convolutions through
+// OpenBLAS, computing in f32, or f64 when given f64 tensors (an f64 run; the finite-difference
+// gradient checker runs every primitive in f64). f32 convolutions run on oneDNN where pfc is
+// built with it (onednn_conv2d.h), and the per-element loops on the OpenMP threads of the
+// process (cpu_parallel.h); the loops beside them stay the oracle.
 #pragma once
 
 #include "backend/backend.h"
+#include "backend/cpu/onednn_conv2d.h"
 #include "backend/operand_rules.h"
 
 namespace pfc {
 
 // Host memory a CPU kernel takes outside the memory ledger, which a plan of a CPU run models
-// (backend/meta): a convolution's im2col chunk and, in the forward pass of f32 operands, their
-// f64 copies; a GEMM of f16 operands, their f32 copies.
-std::int64_t conv2d_host_scratch_bytes(const Conv2dGeometry& g, DType dtype, bool forward);
+// (backend/meta): a reference convolution's im2col chunk and, in the forward pass of f32
+// operands, their f64 copies; a GEMM of f16 operands, their f32 copies.
+std::int64_t conv2d_host_scratch_bytes(const Conv2dGeometry& g, DType dtype,
+                                       cpu::ConvDirection direction);
 std::int64_t gemm_host_scratch_bytes(const Tensor& a, const Tensor& b);
+// The `workspace` a convolution allocates from the backend's allocator for the time of the
+// call (oneDNN's scratchpad and reordered filter; 0 on the reference loops): in the ledger,
+// so a plan allocates the same.
+std::int64_t conv2d_workspace_bytes(const Conv2dGeometry& g, DType dtype,
+                                    cpu::ConvDirection direction);
+
+// How a CpuBackend computes f32 convolutions: on oneDNN where pfc is built with it (fast; f32
+// accumulation, as PyTorch's CPU), or on the reference loops with the forward pass in f64 (the
+// accuracy `pfc golden` holds arcface_torch's own fp32 to; several times slower). f64 always
+// runs on the reference loops.
+enum class CpuConvolutions { onednn, reference };
 
 class CpuBackend final : public Backend {
  public:
+  explicit CpuBackend(CpuConvolutions convolutions = CpuConvolutions::onednn)
+      : convolutions_(convolutions) {}
   DeviceKind device() const override { return DeviceKind::cpu; }
   std::string name() const override { return "cpu"; }
   Allocator& allocator() override { return allocator_; }
@@ -76,6 +93,10 @@ class CpuBackend final : public Backend {
   void interclass_filter(Tensor& cos, const Tensor& local_label, double threshold,
                          Tensor& keep) override;
   void interclass_filter_backward(Tensor& grad, const Tensor& keep) override;
+  void margin_gradient_factor(const Tensor& cos, const Tensor& local_label,
+                              const MarginParams& margin, Tensor& factor) override;
+  void scale_target_column(Tensor& grad, const Tensor& local_label,
+                           const Tensor& factor) override;
 
   void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                   double weight_decay) override;
@@ -85,11 +106,20 @@ class CpuBackend final : public Backend {
                     const AdamWParams& p) override;
   void adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index, const Tensor& g,
                          const AdamWParams& p) override;
+  void sgd_update_sparse_grad(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
+                              double lr, double momentum, double weight_decay) override;
+  void adamw_update_sparse_grad(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                const Tensor& g, const AdamWParams& p) override;
 
  private:
   void gemm_half_inputs(bool transpose_a, bool transpose_b, double alpha, const Tensor& a,
                         const Tensor& b, double beta, Tensor& c);
+  // Runs the convolution on oneDNN with a workspace from allocator_ when oneDNN takes it (f32,
+  // a shape it has a kernel for); false when the reference loops must.
+  bool conv2d_on_onednn(const Conv2dGeometry& g, DType dtype, cpu::ConvDirection direction,
+                        const float* a, const float* b, float* out);
 
+  CpuConvolutions convolutions_;
   HostAllocator allocator_;
   const OperandRules rules_ = operand_rules(BackendKind::cpu, DeviceKind::cpu);
 };

@@ -1,15 +1,31 @@
 // CPU batch-norm in training and inference mode over x [rows, channels] (NHWC activations
 // viewed per channel). Statistics accumulate in double; parameters and statistics are f32
-// or, in an f64 run and the f64 gradient checks, the activation type.
+// or, in an f64 run and the f64 gradient checks, the activation type. On the OpenMP threads:
+// the per-channel sums split the channels (each sum keeps its order: the same bits on any
+// number of threads), the per-element passes split the rows.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
+#include "core/parallel_for.h"
 
 namespace pfc {
 namespace {
+
+// Rows per thread below which a per-element pass stays on one thread.
+std::int64_t rows_grain(std::int64_t channels) {
+  return std::max<std::int64_t>(1, kElementGrain / std::max<std::int64_t>(channels, 1));
+}
+
+// Calls sums(c0, c1) for ranges of channels, one per thread, when there is enough work.
+template <class Sums>
+void over_channels(std::int64_t rows, std::int64_t channels, const Sums& sums) {
+  const std::int64_t grain = rows >= kElementGrain ? 1 : channels;
+  parallel_for(channels, grain, sums);
+}
 
 // y = x * a + b per channel, with a = gamma * invstd and b = beta - mean * a: one rounding of
 // the two per-channel factors instead of four per element.
@@ -22,11 +38,13 @@ void normalise(std::int64_t rows, std::int64_t channels, const T* x, const P* ga
     a[c] = static_cast<T>(gamma[c] * invstd[c]);
     b[c] = static_cast<T>(beta[c] - mean[c] * gamma[c] * invstd[c]);
   }
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * channels;
-    T* yr = y + r * channels;
-    for (std::int64_t c = 0; c < channels; ++c) yr[c] = xr[c] * a[c] + b[c];
-  }
+  parallel_for(rows, rows_grain(channels), [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t r = first; r < last; ++r) {
+      const T* xr = x + r * channels;
+      T* yr = y + r * channels;
+      for (std::int64_t c = 0; c < channels; ++c) yr[c] = xr[c] * a[c] + b[c];
+    }
+  });
 }
 
 template <class T, class P>
@@ -34,20 +52,22 @@ void forward_train(std::int64_t rows, std::int64_t channels, const T* x, const P
                    const P* beta, P* running_mean, P* running_var, double momentum, double eps,
                    T* y, P* saved_mean, P* saved_invstd) {
   std::vector<double> sum(channels, 0.0), mean(channels), invstd(channels);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * channels;
-    for (std::int64_t c = 0; c < channels; ++c) sum[c] += xr[c];
-  }
-  for (std::int64_t c = 0; c < channels; ++c) mean[c] = sum[c] / rows;
   // Two passes: the centred sum of squares does not cancel as E[x^2] - E[x]^2 would.
   std::vector<double> sq(channels, 0.0);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * channels;
-    for (std::int64_t c = 0; c < channels; ++c) {
-      const double v = xr[c] - mean[c];
-      sq[c] += v * v;
+  over_channels(rows, channels, [&](std::int64_t c0, std::int64_t c1) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* xr = x + r * channels;
+      for (std::int64_t c = c0; c < c1; ++c) sum[c] += xr[c];
     }
-  }
+    for (std::int64_t c = c0; c < c1; ++c) mean[c] = sum[c] / rows;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* xr = x + r * channels;
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const double v = xr[c] - mean[c];
+        sq[c] += v * v;
+      }
+    }
+  });
   for (std::int64_t c = 0; c < channels; ++c) {
     const double biased = sq[c] / rows;
     const double unbiased = sq[c] / (rows - 1);
@@ -78,15 +98,17 @@ template <class T, class P>
 void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x, const P* gamma,
               const P* saved_mean, const P* saved_invstd, T* dx, P* dgamma, P* dbeta) {
   std::vector<double> sum_dy(channels, 0.0), sum_dy_xhat(channels, 0.0);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* dyr = dy + r * channels;
-    const T* xr = x + r * channels;
-    for (std::int64_t c = 0; c < channels; ++c) {
-      const double xhat = (static_cast<double>(xr[c]) - saved_mean[c]) * saved_invstd[c];
-      sum_dy[c] += dyr[c];
-      sum_dy_xhat[c] += dyr[c] * xhat;
+  over_channels(rows, channels, [&](std::int64_t c0, std::int64_t c1) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* dyr = dy + r * channels;
+      const T* xr = x + r * channels;
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const double xhat = (static_cast<double>(xr[c]) - saved_mean[c]) * saved_invstd[c];
+        sum_dy[c] += dyr[c];
+        sum_dy_xhat[c] += dyr[c] * xhat;
+      }
     }
-  }
+  });
   // The three terms of dx nearly cancel; combining them in double keeps the rounding of the
   // result at one float ulp, so errors do not compound from layer to layer.
   std::vector<double> k(channels), mean_dy(channels), mean_dy_xhat(channels);
@@ -97,15 +119,17 @@ void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x,
     mean_dy[c] = sum_dy[c] / rows;
     mean_dy_xhat[c] = sum_dy_xhat[c] / rows;
   }
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* dyr = dy + r * channels;
-    const T* xr = x + r * channels;
-    T* dxr = dx + r * channels;
-    for (std::int64_t c = 0; c < channels; ++c) {
-      const double xhat = (static_cast<double>(xr[c]) - saved_mean[c]) * saved_invstd[c];
-      dxr[c] = static_cast<T>(k[c] * (dyr[c] - mean_dy[c] - xhat * mean_dy_xhat[c]));
+  parallel_for(rows, rows_grain(channels), [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t r = first; r < last; ++r) {
+      const T* dyr = dy + r * channels;
+      const T* xr = x + r * channels;
+      T* dxr = dx + r * channels;
+      for (std::int64_t c = 0; c < channels; ++c) {
+        const double xhat = (static_cast<double>(xr[c]) - saved_mean[c]) * saved_invstd[c];
+        dxr[c] = static_cast<T>(k[c] * (dyr[c] - mean_dy[c] - xhat * mean_dy_xhat[c]));
+      }
     }
-  }
+  });
 }
 
 // Calls f(T{}, P{}) with x's activation type T and gamma's parameter type P.

@@ -4,7 +4,9 @@
 // g * K*K*Cg, in the filter's own order, so the OHWI filter rows of group g are already that
 // GEMM's [out/groups, K*K*Cg] operand and the group's A operand is the block read with the
 // whole row as leading dimension. Images are processed in chunks that bound the im2col buffer.
-// The forward pass of f32 tensors is computed in f64 (see in_f64).
+// The forward pass of f32 tensors is computed in f64 (see in_f64). These loops are the f64 path
+// and the oracle; f32 convolutions run on oneDNN where it is built in and takes the shape
+// (onednn_conv2d.h), unless the backend was asked for the reference (CpuConvolutions).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -12,6 +14,7 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/cpu/onednn_conv2d.h"
 #include "backend/operand_checks.h"
 
 namespace pfc {
@@ -200,10 +203,33 @@ void in_f64(const Tensor& a, const Tensor& b, Tensor& out, Conv conv) {
 
 }  // namespace
 
+const char* cpu::conv_direction_name(ConvDirection direction) {
+  switch (direction) {
+    case ConvDirection::forward: return "conv2d_forward";
+    case ConvDirection::backward_data: return "conv2d_backward_data";
+    case ConvDirection::backward_filter: return "conv2d_backward_filter";
+  }
+  return "conv2d";
+}
+
+bool CpuBackend::conv2d_on_onednn(const Conv2dGeometry& g, DType dtype,
+                                  cpu::ConvDirection direction, const float* a, const float* b,
+                                  float* out) {
+  if (dtype != DType::f32 || convolutions_ != CpuConvolutions::onednn) return false;
+  const std::optional<std::int64_t> bytes = cpu::onednn_conv2d_workspace_bytes(g, direction);
+  if (!bytes) return false;
+  Tensor workspace = Tensor::empty({*bytes}, DType::u8, allocator_, MemoryPurpose::workspace);
+  cpu::onednn_conv2d(g, direction, a, b, out, workspace.raw());
+  return true;
+}
+
 void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
                                 Tensor& y) {
   operand_check::conv2d_forward(rules_, g, x, w, y);
   if (x.dtype() == DType::f32) {
+    if (conv2d_on_onednn(g, x.dtype(), cpu::ConvDirection::forward, x.data<float>(),
+                         w.data<float>(), y.data<float>()))
+      return;
     in_f64(x, w, y,
            [&](const double* xs, const double* ws, double* ys) { forward(g, xs, ws, ys); });
     return;
@@ -217,6 +243,10 @@ void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const 
 void CpuBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy, const Tensor& w,
                                       Tensor& dx) {
   operand_check::conv2d_backward_data(rules_, g, dy, w, dx);
+  if (dy.dtype() == DType::f32 &&
+      conv2d_on_onednn(g, dy.dtype(), cpu::ConvDirection::backward_data, dy.data<float>(),
+                       w.data<float>(), dx.data<float>()))
+    return;
   cpu::dispatch_float(dy.dtype(), "conv2d_backward_data", "dy", [&](auto tag) {
     using T = decltype(tag);
     backward_data(g, dy.data<T>(), w.data<T>(), dx.data<T>());
@@ -226,16 +256,28 @@ void CpuBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy,
 void CpuBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x, const Tensor& dy,
                                         Tensor& dw) {
   operand_check::conv2d_backward_filter(rules_, g, x, dy, dw);
+  if (x.dtype() == DType::f32 &&
+      conv2d_on_onednn(g, x.dtype(), cpu::ConvDirection::backward_filter, x.data<float>(),
+                       dy.data<float>(), dw.data<float>()))
+    return;
   cpu::dispatch_float(x.dtype(), "conv2d_backward_filter", "x", [&](auto tag) {
     using T = decltype(tag);
     backward_filter(g, x.data<T>(), dy.data<T>(), dw.data<T>());
   });
 }
 
-std::int64_t conv2d_host_scratch_bytes(const Conv2dGeometry& g, DType dtype, bool forward) {
+std::int64_t conv2d_workspace_bytes(const Conv2dGeometry& g, DType dtype,
+                                    cpu::ConvDirection direction) {
+  if (dtype != DType::f32) return 0;
+  return cpu::onednn_conv2d_workspace_bytes(g, direction).value_or(0);
+}
+
+std::int64_t conv2d_host_scratch_bytes(const Conv2dGeometry& g, DType dtype,
+                                       cpu::ConvDirection direction) {
+  if (dtype == DType::f32 && cpu::onednn_conv2d_workspace_bytes(g, direction)) return 0;
   const ConvDims d(g);
   const std::int64_t columns = scratch_elements(d, d.images_per_chunk(g.batch));
-  if (!forward || dtype != DType::f32)
+  if (direction != cpu::ConvDirection::forward || dtype != DType::f32)
     return columns * static_cast<std::int64_t>(dtype_size(dtype));
   // in_f64: f64 copies of x, w and y beside an f64 im2col chunk.
   const std::int64_t operands = shape_numel(g.input_shape()) + shape_numel(g.filter_shape()) +

@@ -1,11 +1,23 @@
-// CPU elementwise arithmetic and whole-tensor reductions (gradient norms, overflow checks).
+// CPU elementwise arithmetic and whole-tensor reductions (gradient norms, overflow checks), on
+// the OpenMP threads. A whole-tensor sum adds fixed blocks, then the blocks' sums in order, so
+// it is the same on any number of threads.
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
+#include "core/parallel_for.h"
 
 namespace pfc {
+namespace {
+
+// Elements summed in one block of sum_of_squares.
+constexpr std::int64_t kSumBlock = 65536;
+
+}  // namespace
 
 void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
   operand_check::add(rules_, a, b, y);
@@ -14,7 +26,9 @@ void CpuBackend::add(const Tensor& a, const Tensor& b, Tensor& y) {
     const T* pa = a.data<T>();
     const T* pb = b.data<T>();
     T* py = y.data<T>();
-    for (std::int64_t i = 0, n = a.numel(); i < n; ++i) py[i] = pa[i] + pb[i];
+    parallel_for(a.numel(), kElementGrain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) py[i] = pa[i] + pb[i];
+    });
   });
 }
 
@@ -25,7 +39,9 @@ void CpuBackend::axpy(double alpha, const Tensor& x, Tensor& y) {
     const T* px = x.data<T>();
     T* py = y.data<T>();
     const T a = static_cast<T>(alpha);
-    for (std::int64_t i = 0, n = x.numel(); i < n; ++i) py[i] += a * px[i];
+    parallel_for(x.numel(), kElementGrain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) py[i] += a * px[i];
+    });
   });
 }
 
@@ -35,7 +51,9 @@ void CpuBackend::scale(Tensor& x, double alpha) {
     using T = decltype(tag);
     T* px = x.data<T>();
     const T a = static_cast<T>(alpha);
-    for (std::int64_t i = 0, n = x.numel(); i < n; ++i) px[i] *= a;
+    parallel_for(x.numel(), kElementGrain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i) px[i] *= a;
+    });
   });
 }
 
@@ -44,11 +62,20 @@ double CpuBackend::sum_of_squares(const Tensor& x) {
   return cpu::dispatch_float(x.dtype(), "sum_of_squares", "x", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
+    const std::int64_t n = x.numel(), blocks = (n + kSumBlock - 1) / kSumBlock;
+    std::vector<double> partial(static_cast<std::size_t>(blocks), 0.0);
+    parallel_for(blocks, 1, [&](std::int64_t first, std::int64_t last) {
+      for (std::int64_t b = first; b < last; ++b) {
+        double sum = 0.0;
+        for (std::int64_t i = b * kSumBlock, end = std::min(n, i + kSumBlock); i < end; ++i) {
+          const double v = px[i];
+          sum += v * v;
+        }
+        partial[static_cast<std::size_t>(b)] = sum;
+      }
+    });
     double sum = 0.0;
-    for (std::int64_t i = 0, n = x.numel(); i < n; ++i) {
-      const double v = px[i];
-      sum += v * v;
-    }
+    for (double p : partial) sum += p;
     return sum;
   });
 }
@@ -58,9 +85,15 @@ bool CpuBackend::all_finite(const Tensor& x) {
   return cpu::dispatch_float(x.dtype(), "all_finite", "x", [&](auto tag) {
     using T = decltype(tag);
     const T* px = x.data<T>();
-    for (std::int64_t i = 0, n = x.numel(); i < n; ++i)
-      if (!std::isfinite(px[i])) return false;
-    return true;
+    std::atomic<bool> finite{true};
+    parallel_for(x.numel(), kElementGrain, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t i = begin; i < end; ++i)
+        if (!std::isfinite(px[i])) {
+          finite = false;
+          return;
+        }
+    });
+    return finite.load();
   });
 }
 

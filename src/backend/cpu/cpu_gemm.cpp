@@ -1,9 +1,11 @@
 // CPU dense algebra: GEMM through OpenBLAS, bias addition and its gradient (column sums).
+#include <algorithm>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
+#include "core/parallel_for.h"
 
 namespace pfc {
 
@@ -53,8 +55,11 @@ void CpuBackend::add_row_vector(Tensor& x, const Tensor& bias) {
     using T = decltype(tag);
     T* px = x.data<T>();
     const T* pb = bias.data<T>();
-    for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t j = 0; j < cols; ++j) px[r * cols + j] += pb[j];
+    parallel_for(rows, std::max<std::int64_t>(1, kElementGrain / std::max<std::int64_t>(cols, 1)),
+                 [&](std::int64_t first, std::int64_t last) {
+                   for (std::int64_t r = first; r < last; ++r)
+                     for (std::int64_t j = 0; j < cols; ++j) px[r * cols + j] += pb[j];
+                 });
   });
 }
 

@@ -63,4 +63,14 @@ inline const std::int64_t* checked_indices(const Tensor& index, std::int64_t lim
   return idx;
 }
 
+// The same for an index that must also be sorted and unique (a sparse gradient's rows).
+inline const std::int64_t* checked_sorted_indices(const Tensor& index, std::int64_t limit,
+                                                  const char* op) {
+  const std::int64_t* idx = checked_indices(index, limit, op);
+  for (std::int64_t i = 1; i < index.numel(); ++i)
+    PFC_CHECK(idx[i - 1] < idx[i], "{}: index[{}] = {} follows {}: the rows must be sorted and unique",
+              op, i, idx[i], idx[i - 1]);
+  return idx;
+}
+
 }  // namespace pfc::cpu

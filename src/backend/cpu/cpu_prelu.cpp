@@ -1,10 +1,14 @@
 // CPU PReLU over x [rows, channels] with one slope per channel, as torch.nn.PReLU(channels):
-// y = x for x > 0, slope * x otherwise. The slope is f32 or the activation type.
+// y = x for x > 0, slope * x otherwise. The slope is f32 or the activation type. On the OpenMP
+// threads: the forward pass splits the rows; the backward pass the channels, so that each
+// slope's sum keeps its order (the same bits on any number of threads).
+#include <algorithm>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
+#include "core/parallel_for.h"
 
 namespace pfc {
 namespace {
@@ -12,11 +16,14 @@ namespace {
 template <class T, class P>
 void forward(std::int64_t rows, std::int64_t channels, const T* x, const P* slope, T* y) {
   std::vector<T> a(slope, slope + channels);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * channels;
-    T* yr = y + r * channels;
-    for (std::int64_t c = 0; c < channels; ++c) yr[c] = xr[c] > T(0) ? xr[c] : a[c] * xr[c];
-  }
+  const std::int64_t grain = std::max<std::int64_t>(1, kElementGrain / std::max<std::int64_t>(channels, 1));
+  parallel_for(rows, grain, [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t r = first; r < last; ++r) {
+      const T* xr = x + r * channels;
+      T* yr = y + r * channels;
+      for (std::int64_t c = 0; c < channels; ++c) yr[c] = xr[c] > T(0) ? xr[c] : a[c] * xr[c];
+    }
+  });
 }
 
 template <class T, class P>
@@ -24,16 +31,19 @@ void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x,
               T* dx, P* dslope) {
   std::vector<T> a(slope, slope + channels);
   std::vector<double> ds(channels, 0.0);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const T* dyr = dy + r * channels;
-    const T* xr = x + r * channels;
-    T* dxr = dx + r * channels;
-    for (std::int64_t c = 0; c < channels; ++c) {
-      const bool positive = xr[c] > T(0);
-      dxr[c] = positive ? dyr[c] : a[c] * dyr[c];
-      ds[c] += positive ? 0.0 : static_cast<double>(dyr[c]) * xr[c];
-    }
-  }
+  parallel_for(channels, rows >= kElementGrain ? 1 : channels,
+               [&](std::int64_t c0, std::int64_t c1) {
+                 for (std::int64_t r = 0; r < rows; ++r) {
+                   const T* dyr = dy + r * channels;
+                   const T* xr = x + r * channels;
+                   T* dxr = dx + r * channels;
+                   for (std::int64_t c = c0; c < c1; ++c) {
+                     const bool positive = xr[c] > T(0);
+                     dxr[c] = positive ? dyr[c] : a[c] * dyr[c];
+                     ds[c] += positive ? 0.0 : static_cast<double>(dyr[c]) * xr[c];
+                   }
+                 }
+               });
   for (std::int64_t c = 0; c < channels; ++c) dslope[c] = static_cast<P>(ds[c]);
 }
 

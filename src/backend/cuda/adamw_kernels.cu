@@ -1,9 +1,12 @@
 // AdamW with decoupled weight decay and bias-corrected moments. CPU reference:
 // src/backend/cpu/cpu_adamw.cpp (adamw_update, adamw_update_rows), after torch.optim.AdamW.
-// Arithmetic in f32 on f32 masters and moments; an f16 gradient is widened first. The sparse
-// form updates the sampled class centres of a PartialFC shard and their moments only.
+// Arithmetic in f32 on f32 masters and moments; an f16 gradient is widened first. The row
+// form updates the sampled class centres of a PartialFC shard and their moments only; the
+// sparse-gradient form every row, the gradient zero off the sampled rows (PartialFC_V2's dense
+// parameter, sparse_grad_rows.cuh).
 #include "backend/cuda/adamw_kernels.h"
 #include "backend/cuda/kernel_common.cuh"
+#include "backend/cuda/sparse_grad_rows.cuh"
 
 namespace pfc::cuda {
 
@@ -67,6 +70,20 @@ __global__ void sparse_kernel(float* w, float* m, float* v, std::int64_t table_r
   }
 }
 
+template <class TG>
+__global__ void sparse_grad_kernel(float* w, float* m, float* v, std::int64_t table_rows,
+                                   std::int64_t cols, const std::int64_t* index, const TG* g,
+                                   std::int64_t count, Coefficients k, int* error_flag, int code) {
+  for_each_table_row(table_rows, index, count, error_flag, code,
+                     [&](std::int64_t row, std::int64_t pos) {
+                       const std::int64_t base = row * cols;
+                       const TG* gr = pos >= 0 ? g + pos * cols : nullptr;
+                       for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+                         adamw_step(w[base + c], m[base + c], v[base + c],
+                                    gr ? to_float(gr[c]) : 0.0f, k);
+                     });
+}
+
 }  // namespace
 
 void launch_adamw_update(float* w, const void* g, DType g_dtype, float* m, float* v,
@@ -90,6 +107,21 @@ void launch_adamw_update_rows(float* w, float* m, float* v, std::int64_t table_r
   dispatch_float(g_dtype, "adamw_update_rows", [&](auto tag) {
     using TG = decltype(tag);
     sparse_kernel<TG><<<grid_size(count, 1, 32), kBlock, 0, stream>>>(
+        w, m, v, table_rows, cols, index, static_cast<const TG*>(g), count, coefficients(c),
+        error_flag, code);
+    PFC_CHECK_LAUNCH();
+  });
+}
+
+void launch_adamw_update_sparse_grad(float* w, float* m, float* v, std::int64_t table_rows,
+                                     std::int64_t cols, const std::int64_t* index, const void* g,
+                                     DType g_dtype, std::int64_t count, const AdamWConstants& c,
+                                     int* error_flag, int code, cudaStream_t stream) {
+  if (table_rows == 0) return;
+  constexpr int kBlock = 128;
+  dispatch_float(g_dtype, "adamw_update_sparse_grad", [&](auto tag) {
+    using TG = decltype(tag);
+    sparse_grad_kernel<TG><<<sparse_grad_grid(table_rows, kBlock), kBlock, 0, stream>>>(
         w, m, v, table_rows, cols, index, static_cast<const TG*>(g), count, coefficients(c),
         error_flag, code);
     PFC_CHECK_LAUNCH();

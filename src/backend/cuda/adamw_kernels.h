@@ -30,4 +30,12 @@ void launch_adamw_update_rows(float* w, float* m, float* v, std::int64_t table_r
                               DType g_dtype, std::int64_t count, const AdamWConstants& c,
                               int* error_flag, int code, cudaStream_t stream);
 
+// The whole of w, m and v [table_rows, cols] with a sparse gradient: row i of g [count, cols]
+// at row index[i] (sorted, unique), zero elsewhere. An index outside the table, unsorted or
+// repeated, records `code` in *error_flag.
+void launch_adamw_update_sparse_grad(float* w, float* m, float* v, std::int64_t table_rows,
+                                     std::int64_t cols, const std::int64_t* index, const void* g,
+                                     DType g_dtype, std::int64_t count, const AdamWConstants& c,
+                                     int* error_flag, int code, cudaStream_t stream);
+
 }  // namespace pfc::cuda

@@ -32,6 +32,14 @@ const char* device_error_message(int code) {
       return "adamw_update_rows: an index is outside the weight rows";
     case kFilterLabelOutOfRange:
       return "interclass_filter: a local label is outside [-1, classes of the shard)";
+    case kMarginFactorLabelOutOfRange:
+      return "margin_gradient_factor: a local label is outside [-1, classes of the shard)";
+    case kScaleTargetLabelOutOfRange:
+      return "scale_target_column: a local label is outside [-1, classes of the shard)";
+    case kSgdSparseIndexInvalid:
+      return "sgd_update_sparse_grad: the index is not sorted and unique inside the weight rows";
+    case kAdamWSparseIndexInvalid:
+      return "adamw_update_sparse_grad: the index is not sorted and unique inside the weight rows";
     default:
       return "a kernel reported an unknown error code";
   }

@@ -101,6 +101,10 @@ class CudaBackend final : public Backend {
   void interclass_filter(Tensor& cos, const Tensor& local_label, double threshold,
                          Tensor& keep) override;
   void interclass_filter_backward(Tensor& grad, const Tensor& keep) override;
+  void margin_gradient_factor(const Tensor& cos, const Tensor& local_label,
+                              const MarginParams& margin, Tensor& factor) override;
+  void scale_target_column(Tensor& grad, const Tensor& local_label,
+                           const Tensor& factor) override;
 
   void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                   double weight_decay) override;
@@ -110,6 +114,10 @@ class CudaBackend final : public Backend {
                     const AdamWParams& p) override;
   void adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index, const Tensor& g,
                          const AdamWParams& p) override;
+  void sgd_update_sparse_grad(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
+                              double lr, double momentum, double weight_decay) override;
+  void adamw_update_sparse_grad(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                const Tensor& g, const AdamWParams& p) override;
 
  private:
   struct Resources;

@@ -267,6 +267,24 @@ void CudaBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
                                           keep.data<std::uint8_t>(), r_->stream);
 }
 
+void CudaBackend::margin_gradient_factor(const Tensor& cos, const Tensor& local_label,
+                                         const MarginParams& margin, Tensor& factor) {
+  operand_check::margin_gradient_factor(r_->rules, cos, local_label, factor);
+  cuda::launch_margin_gradient_factor(cos.raw(), cos.dtype(), cos.dim(0), cos.dim(1),
+                                      local_label.data<std::int64_t>(),
+                                      {margin.m1, margin.m2, margin.m3, margin.scale},
+                                      factor.data<float>(), error_flag(),
+                                      kMarginFactorLabelOutOfRange, r_->stream);
+}
+
+void CudaBackend::scale_target_column(Tensor& grad, const Tensor& local_label,
+                                      const Tensor& factor) {
+  operand_check::scale_target_column(r_->rules, grad, local_label, factor);
+  cuda::launch_scale_target_column(grad.raw(), grad.dtype(), grad.dim(0), grad.dim(1),
+                                   local_label.data<std::int64_t>(), factor.data<float>(),
+                                   error_flag(), kScaleTargetLabelOutOfRange, r_->stream);
+}
+
 // ---- optimiser ------------------------------------------------------------------------------
 
 void CudaBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
@@ -283,6 +301,16 @@ void CudaBackend::sgd_update_rows(Tensor& w, Tensor& m, const Tensor& index, con
                                index.data<std::int64_t>(), g.raw(), g.dtype(), g.dim(0),
                                {lr, momentum, weight_decay}, error_flag(), kSgdRowIndexOutOfRange,
                                r_->stream);
+}
+
+void CudaBackend::sgd_update_sparse_grad(Tensor& w, Tensor& m, const Tensor& index,
+                                         const Tensor& g, double lr, double momentum,
+                                         double weight_decay) {
+  operand_check::sgd_update_sparse_grad(r_->rules, w, m, index, g);
+  cuda::launch_sgd_update_sparse_grad(w.data<float>(), m.data<float>(), w.dim(0), w.dim(1),
+                                      index.data<std::int64_t>(), g.raw(), g.dtype(), g.dim(0),
+                                      {lr, momentum, weight_decay}, error_flag(),
+                                      kSgdSparseIndexInvalid, r_->stream);
 }
 
 namespace {
@@ -309,6 +337,16 @@ void CudaBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tenso
   cuda::launch_adamw_update_rows(w.data<float>(), m.data<float>(), v.data<float>(), w.dim(0),
                                  w.dim(1), index.data<std::int64_t>(), g.raw(), g.dtype(),
                                  g.dim(0), c, error_flag(), kAdamWRowIndexOutOfRange, r_->stream);
+}
+
+void CudaBackend::adamw_update_sparse_grad(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                           const Tensor& g, const AdamWParams& p) {
+  const cuda::AdamWConstants c = adamw_constants(p, "adamw_update_sparse_grad");
+  operand_check::adamw_update_sparse_grad(r_->rules, w, m, v, index, g);
+  cuda::launch_adamw_update_sparse_grad(w.data<float>(), m.data<float>(), v.data<float>(),
+                                        w.dim(0), w.dim(1), index.data<std::int64_t>(), g.raw(),
+                                        g.dtype(), g.dim(0), c, error_flag(),
+                                        kAdamWSparseIndexInvalid, r_->stream);
 }
 
 }  // namespace pfc

@@ -26,6 +26,10 @@ enum DeviceErrorCode : int {
   kSoftmaxLabelOutOfRange = 5,
   kAdamWRowIndexOutOfRange = 6,
   kFilterLabelOutOfRange = 7,
+  kMarginFactorLabelOutOfRange = 8,
+  kScaleTargetLabelOutOfRange = 9,
+  kSgdSparseIndexInvalid = 10,
+  kAdamWSparseIndexInvalid = 11,
 };
 
 const char* device_error_message(int code);

@@ -8,8 +8,12 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "backend/cuda/conv_algorithm_choice.h"
 #include "backend/cuda/workspace_policy.h"
 #include "core/error.h"
 
@@ -33,16 +37,8 @@ cudnnDataType_t cudnn_type(DType dtype) {
   return dtype == DType::f16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
 }
 
-// f32 must not use tensor cores: TF32 would break fp32 parity with the CPU and PyTorch, and
-// on Ampere and later CUDNN_DEFAULT_MATH permits TF32, so only FMA math qualifies.
-bool math_allowed(DType dtype, cudnnMathType_t math) {
-  return dtype == DType::f16 || math == CUDNN_FMA_MATH;
-}
-
-// f32 is the parity mode (golden values within 1e-4, the CPU backend within f32 rounding):
-// the FFT and Winograd algorithms transform the operands and round in the transformed domain,
-// which costs digits, and non-deterministic ones (atomic accumulation) make two identical runs
-// differ. f16 runs take the fastest of any kind.
+// f32 is the parity mode: FFT and Winograd algorithms are told apart from the rest (see
+// conv_algorithm_choice.h).
 bool transforms_operands(cudnnConvolutionFwdAlgo_t a) {
   return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
          a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
@@ -60,30 +56,15 @@ bool transforms_operands(cudnnConvolutionBwdFilterAlgo_t a) {
          a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
 }
 
-// The first (fastest) usable result of a cudnnFind* / cudnnGet*_v7 list. Should an f32 shape
-// have no deterministic, non-transforming algorithm, the fastest FMA one is taken with a
-// warning: a run whose parity with the CPU holds to that algorithm's rounding beats no run.
 template <class Perf>
-const Perf* pick(const Perf* results, int count, DType dtype, std::size_t workspace_limit,
-                 const std::string& plan_name) {
-  auto usable = [&](const Perf& r) {
-    return r.status == CUDNN_STATUS_SUCCESS && r.memory <= workspace_limit &&
-           math_allowed(dtype, r.mathType);
-  };
+std::vector<AlgoResult> algo_results(const Perf* results, int count) {
+  std::vector<AlgoResult> out;
   for (int i = 0; i < count; ++i) {
     const Perf& r = results[i];
-    const bool exact_enough = dtype == DType::f16 || (!transforms_operands(r.algo) &&
-                                                      r.determinism == CUDNN_DETERMINISTIC);
-    if (usable(r) && exact_enough) return &r;
+    out.push_back({static_cast<int>(r.algo), r.status, r.memory, r.mathType, r.determinism,
+                   transforms_operands(r.algo)});
   }
-  for (int i = 0; i < count; ++i) {
-    if (!usable(results[i])) continue;
-    spdlog::warn("{}: no deterministic non-FFT/Winograd cuDNN algorithm; using algorithm {} "
-                 "(f32 parity for this convolution is only to its rounding)",
-                 plan_name, static_cast<int>(results[i].algo));
-    return &results[i];
-  }
-  return nullptr;
+  return out;
 }
 
 }  // namespace
@@ -185,24 +166,53 @@ CudnnConvolution::Choice<decltype(Perf::algo)> CudnnConvolution::choose(
     Heuristics&& heuristics) {
   const std::size_t held = workspace_.bytes();
   const std::size_t wanted = conv_workspace_limit(held, arena_.largest_free_block());
-  const std::size_t limit = resize_workspace(wanted) ? wanted : held;
+  std::size_t limit = resize_workspace(wanted) ? wanted : held;
   // cudnnFind*Ex times its trials on the host: queued work must not count against them.
   cudaStream_t stream = nullptr;
   PFC_CHECK_CUDNN(cudnnGetStream(handle_, &stream));
   PFC_CHECK_CUDA(cudaStreamSynchronize(stream));
 
-  std::array<Perf, kCapacity> results{};
+  std::array<Perf, kCapacity> perf{};
   int count = 0;
-  PFC_CHECK_CUDNN(find(workspace_.raw(), limit, results.data(), kCapacity, &count));
-  const Perf* best = pick(results.data(), count, p.dtype, limit, p.name);
-  if (!best) {
-    PFC_CHECK_CUDNN(heuristics(results.data(), kCapacity, &count));
-    best = pick(results.data(), count, p.dtype, limit, p.name);
+  auto measured = [&] {
+    PFC_CHECK_CUDNN(find(workspace_.raw(), limit, perf.data(), kCapacity, &count));
+    return algo_results(perf.data(), count);
+  };
+  // The measured list, else cuDNN's suggestions, else (a short arena or a limit grown from a
+  // small workspace) one more measurement with a workspace of the cap; each list is kept for
+  // the account of what was refused.
+  std::vector<std::pair<const char*, std::vector<AlgoResult>>> tried;
+  std::optional<AlgoPick> pick;
+  auto consider = [&](const char* source, std::vector<AlgoResult> results) {
+    pick = pick_algorithm(results, p.dtype, limit);
+    tried.emplace_back(source, std::move(results));
+    return pick.has_value();
+  };
+  if (!consider("measured", measured())) {
+    PFC_CHECK_CUDNN(heuristics(perf.data(), kCapacity, &count));
+    if (!consider("suggested", algo_results(perf.data(), count)) &&
+        limit < kConvWorkspaceCapBytes && resize_workspace(kConvWorkspaceCapBytes)) {
+      limit = kConvWorkspaceCapBytes;
+      consider("measured again with the capped workspace", measured());
+    }
   }
-  PFC_CHECK(best != nullptr, "{}: cuDNN offers no {} algorithm within {} bytes of workspace",
-            p.name, direction, limit);
-  adopt_math(conv, p.dtype, best->mathType);
-  const Choice<decltype(Perf::algo)> choice{true, best->algo, best->memory};
+  if (!pick) {
+    std::string account;
+    for (const auto& [source, results] : tried)
+      account += fmt::format("\n  {}: {}", source, describe_refusals(results, p.dtype, limit));
+    resize_workspace(largest_chosen_);
+    throw Error(fmt::format("{}: cuDNN offers no usable {} algorithm within {} bytes of "
+                            "workspace; refused:{}",
+                            p.name, direction, limit, account));
+  }
+  const Perf& best = perf[pick->index];
+  const AlgoResult& chosen = tried.back().second[pick->index];
+  if (pick->inexact_fallback)
+    spdlog::warn("{}: no deterministic non-FFT/Winograd cuDNN algorithm; using algorithm {} "
+                 "(f32 parity for this convolution is only to its rounding)",
+                 p.name, chosen.algo);
+  adopt_math(conv, p.dtype, best.mathType);
+  const Choice<decltype(Perf::algo)> choice{true, best.algo, best.memory};
   // Back to what the plans need; never fails, as that is at most the size held now.
   largest_chosen_ = std::max(largest_chosen_, choice.workspace);
   resize_workspace(largest_chosen_);

@@ -43,9 +43,10 @@ class CudnnConvolution {
   using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
                          std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>;
   Plan& plan(const Conv2dGeometry& g, DType dtype);
-  // One direction's algorithm for plan p: measured by `find(workspace, bytes, results, capacity,
-  // &count)` (a cudnnFind*Ex), else from `heuristics(results, capacity, &count)`; the shared
-  // workspace is resized around it as workspace_policy.h says.
+  // One direction's algorithm for plan p (conv_algorithm_choice.h): measured by
+  // `find(workspace, bytes, results, capacity, &count)` (a cudnnFind*Ex), else from
+  // `heuristics(results, capacity, &count)`; the shared workspace is resized around it as
+  // workspace_policy.h says. Throws pfc::Error listing each refused algorithm and why.
   template <class Perf, int kCapacity, class Find, class Heuristics>
   Choice<decltype(Perf::algo)> choose(const Plan& p, cudnnConvolutionDescriptor_t conv,
                                       const char* direction, Find&& find,

@@ -2,7 +2,8 @@
 // (margin_logits, exp_and_row_sum, softmax_grad), after arcface_torch's PartialFC_V2 and
 // CombinedMarginLoss: clamp to [-1, 1]; the target logit becomes cos(m1 * acos(c) + m2) - m3
 // (in f64 like the CPU, there is one per row; CosFace skips the acos); everything times s;
-// the margin is straight-through in the gradient. Each row is split into chunks of kChunk columns,
+// the margin is straight-through in the gradient, or exact through margin_gradient_factor and
+// scale_target_column (one thread per row). Each row is split into chunks of kChunk columns,
 // one block per (chunk, row); per-chunk maxima and sums are folded by one warp per row, in a fixed
 // order.
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "backend/cuda/kernel_common.cuh"
 #include "backend/cuda/margin_softmax_kernels.h"
+#include "backend/margin_derivative.h"
 
 namespace pfc::cuda {
 
@@ -140,6 +142,49 @@ __global__ void softmax_grad_kernel(T* e, std::int64_t classes, const float* glo
   }
 }
 
+// Row b's target column, or -1 when it has none on this shard; a label outside [-1, classes)
+// records `code` and counts as none.
+__device__ __forceinline__ std::int64_t checked_target(const std::int64_t* label, std::int64_t b,
+                                                       std::int64_t classes, int* error_flag,
+                                                       int code) {
+  const std::int64_t target = label[b];
+  if (!bad_label(target, classes)) return target;
+  atomicCAS(error_flag, 0, code);
+  return -1;
+}
+
+template <class T>
+__global__ void margin_factor_kernel(const T* cos, std::int64_t batch, std::int64_t classes,
+                                     const std::int64_t* label, double m1, double m2,
+                                     float* factor, int* error_flag, int code) {
+  const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b >= batch) return;
+  const std::int64_t target = checked_target(label, b, classes, error_flag, code);
+  if (target < 0) {
+    factor[b] = 1.0f;
+    return;
+  }
+  float c = to_float(cos[b * classes + target]);
+  c = c < -1.0f ? -1.0f : (c > 1.0f ? 1.0f : c);  // as margin_kernel clamps it, NaN kept
+  factor[b] = static_cast<float>(margin_derivative(static_cast<double>(c), m1, m2));
+}
+
+template <class T>
+__global__ void scale_target_kernel(T* grad, std::int64_t batch, std::int64_t classes,
+                                    const std::int64_t* label, const float* factor,
+                                    int* error_flag, int code) {
+  const std::int64_t b = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (b >= batch) return;
+  const std::int64_t target = checked_target(label, b, classes, error_flag, code);
+  if (target < 0) return;
+  T& g = grad[b * classes + target];
+  g = from_float<T>(to_float(g) * factor[b]);
+}
+
+unsigned row_blocks(std::int64_t batch) {
+  return static_cast<unsigned>(ceil_div(batch, kBlock));
+}
+
 }  // namespace
 
 std::size_t margin_softmax_scratch_bytes(std::int64_t batch, std::int64_t classes) {
@@ -185,6 +230,31 @@ void launch_softmax_grad(void* exp_logits, DType dtype, std::int64_t batch, std:
     softmax_grad_kernel<T><<<chunk_grid(batch, classes), kBlock, 0, stream>>>(
         static_cast<T*>(exp_logits), classes, global_sum, label, grad_scale, target_prob,
         error_flag, code);
+    PFC_CHECK_LAUNCH();
+  });
+}
+
+void launch_margin_gradient_factor(const void* cos, DType dtype, std::int64_t batch,
+                                   std::int64_t classes, const std::int64_t* label,
+                                   const MarginConstants& m, float* factor, int* error_flag,
+                                   int code, cudaStream_t stream) {
+  if (batch == 0) return;
+  dispatch_float(dtype, "margin_gradient_factor", [&](auto tag) {
+    using T = decltype(tag);
+    margin_factor_kernel<T><<<row_blocks(batch), kBlock, 0, stream>>>(
+        static_cast<const T*>(cos), batch, classes, label, m.m1, m.m2, factor, error_flag, code);
+    PFC_CHECK_LAUNCH();
+  });
+}
+
+void launch_scale_target_column(void* grad, DType dtype, std::int64_t batch, std::int64_t classes,
+                                const std::int64_t* label, const float* factor, int* error_flag,
+                                int code, cudaStream_t stream) {
+  if (batch == 0) return;
+  dispatch_float(dtype, "scale_target_column", [&](auto tag) {
+    using T = decltype(tag);
+    scale_target_kernel<T><<<row_blocks(batch), kBlock, 0, stream>>>(
+        static_cast<T*>(grad), batch, classes, label, factor, error_flag, code);
     PFC_CHECK_LAUNCH();
   });
 }

@@ -1,6 +1,7 @@
 // Launchers for the PartialFC margin softmax on logits [batch, classes] of this rank's shard
 // (margin_softmax_kernels.cu), each fused into one pass over the logits plus a small fold:
-// margin + clamp + scale with the row max, exp with the row sum, and normalise + gradient.
+// margin + clamp + scale with the row max, exp with the row sum, and normalise + gradient;
+// and the two one-element-per-row steps of the exact margin gradient.
 // Logits f16 or f32; labels i64 (-1: target not in this shard); per-row values f32.
 #pragma once
 
@@ -37,5 +38,18 @@ void launch_softmax_grad(void* exp_logits, DType dtype, std::int64_t batch, std:
                          const float* global_sum, const std::int64_t* label, double scale,
                          std::int64_t global_batch, float* target_prob, int* error_flag, int code,
                          cudaStream_t stream);
+
+// The exact margin gradient: factor[b] = margin_derivative(clamp(cos[b, label[b]], -1, 1))
+// (backend/margin_derivative.h; 1 where the label is -1), read before the margin overwrites
+// the cosines. A label outside [-1, classes) records `code` in *error_flag.
+void launch_margin_gradient_factor(const void* cos, DType dtype, std::int64_t batch,
+                                   std::int64_t classes, const std::int64_t* label,
+                                   const MarginConstants& m, float* factor, int* error_flag,
+                                   int code, cudaStream_t stream);
+
+// grad[b, label[b]] *= factor[b] where the label is not -1.
+void launch_scale_target_column(void* grad, DType dtype, std::int64_t batch, std::int64_t classes,
+                                const std::int64_t* label, const float* factor, int* error_flag,
+                                int code, cudaStream_t stream);
 
 }  // namespace pfc::cuda

@@ -1,8 +1,11 @@
 // SGD with momentum and weight decay. CPU reference: src/backend/cpu/cpu_sgd.cpp
 // (sgd_update, sgd_update_rows), after torch.optim.SGD: g' = g + wd * w; m = momentum * m + g';
-// w -= lr * m. The sparse form is the seed's partial_fc.py: only the sampled rows move.
+// w -= lr * m. The row form is the seed's partial_fc.py: only the sampled rows move; the
+// sparse-gradient form is PartialFC_V2's dense parameter: every row moves, the gradient is zero
+// off the sampled rows (sparse_grad_rows.cuh).
 #include "backend/cuda/kernel_common.cuh"
 #include "backend/cuda/sgd_kernels.h"
+#include "backend/cuda/sparse_grad_rows.cuh"
 
 namespace pfc::cuda {
 
@@ -59,6 +62,24 @@ __global__ void sparse_kernel(float* w, float* m, std::int64_t table_rows, std::
   }
 }
 
+template <class TG>
+__global__ void sparse_grad_kernel(float* w, float* m, std::int64_t table_rows, std::int64_t cols,
+                                   const std::int64_t* index, const TG* g, std::int64_t count,
+                                   Coefficients k, int* error_flag, int code) {
+  for_each_table_row(table_rows, index, count, error_flag, code,
+                     [&](std::int64_t row, std::int64_t pos) {
+                       float* wr = w + row * cols;
+                       float* mr = m + row * cols;
+                       const TG* gr = pos >= 0 ? g + pos * cols : nullptr;
+                       for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+                         float vw = wr[c], vm = mr[c];
+                         sgd_step(vw, vm, gr ? to_float(gr[c]) : 0.0f, k);
+                         wr[c] = vw;
+                         mr[c] = vm;
+                       }
+                     });
+}
+
 Coefficients coefficients(const SgdConstants& c) {
   return {static_cast<float>(c.lr), static_cast<float>(c.momentum),
           static_cast<float>(c.weight_decay)};
@@ -85,6 +106,21 @@ void launch_sgd_update_rows(float* w, float* m, std::int64_t table_rows, std::in
   dispatch_float(g_dtype, "sgd_update_rows", [&](auto tag) {
     using TG = decltype(tag);
     sparse_kernel<TG><<<grid_size(count, 1, 32), kBlock, 0, stream>>>(
+        w, m, table_rows, cols, index, static_cast<const TG*>(g), count, coefficients(c),
+        error_flag, code);
+    PFC_CHECK_LAUNCH();
+  });
+}
+
+void launch_sgd_update_sparse_grad(float* w, float* m, std::int64_t table_rows, std::int64_t cols,
+                                   const std::int64_t* index, const void* g, DType g_dtype,
+                                   std::int64_t count, const SgdConstants& c, int* error_flag,
+                                   int code, cudaStream_t stream) {
+  if (table_rows == 0) return;
+  constexpr int kBlock = 128;
+  dispatch_float(g_dtype, "sgd_update_sparse_grad", [&](auto tag) {
+    using TG = decltype(tag);
+    sparse_grad_kernel<TG><<<sparse_grad_grid(table_rows, kBlock), kBlock, 0, stream>>>(
         w, m, table_rows, cols, index, static_cast<const TG*>(g), count, coefficients(c),
         error_flag, code);
     PFC_CHECK_LAUNCH();

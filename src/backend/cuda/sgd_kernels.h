@@ -25,4 +25,12 @@ void launch_sgd_update_rows(float* w, float* m, std::int64_t table_rows, std::in
                             std::int64_t count, const SgdConstants& c, int* error_flag, int code,
                             cudaStream_t stream);
 
+// The whole of w and m [table_rows, cols] with a sparse gradient: row i of g [count, cols] at
+// row index[i] (sorted, unique), zero elsewhere. An index outside the table, unsorted or
+// repeated, records `code` in *error_flag.
+void launch_sgd_update_sparse_grad(float* w, float* m, std::int64_t table_rows, std::int64_t cols,
+                                   const std::int64_t* index, const void* g, DType g_dtype,
+                                   std::int64_t count, const SgdConstants& c, int* error_flag,
+                                   int code, cudaStream_t stream);
+
 }  // namespace pfc::cuda

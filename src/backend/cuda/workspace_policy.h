@@ -15,6 +15,9 @@
 //  - When the arena cannot give the larger buffer, the trial (and the choice) keeps to the
 //    workspace already held, down to algorithms that need none: a short arena costs speed,
 //    never the run.
+//  - When no algorithm qualifies within the limit (cuDNN's measured and suggested lists
+//    alike), the trial is made once more with a workspace of kConvWorkspaceCapBytes, if the
+//    arena can give it, before the plan fails naming every algorithm refused and why.
 // A planner without cuDNN knows neither the algorithms nor their workspaces; it can bound the
 // convolution workspace by conv_workspace_limit(0, free): the trial while the first plan is
 // found, and never more than kConvWorkspaceCapBytes afterwards.

@@ -44,6 +44,11 @@ void MetaBackend::note_host_scratch(std::int64_t bytes) {
     largest_host_scratch_ = std::max(largest_host_scratch_, bytes);
 }
 
+void MetaBackend::hold_workspace(std::int64_t bytes) {
+  if (plan_for() == BackendKind::cpu && bytes > 0)
+    empty({bytes}, DType::u8, MemoryPurpose::workspace);
+}
+
 void MetaBackend::copy(const Tensor& src, Tensor& dst) {
   operand_check::copy(rules_, src, dst);
   count("copy", 0, 0, bytes({&src}), bytes({&dst}));

@@ -90,6 +90,10 @@ class MetaBackend final : public Backend {
   void interclass_filter(Tensor& cos, const Tensor& local_label, double threshold,
                          Tensor& keep) override;
   void interclass_filter_backward(Tensor& grad, const Tensor& keep) override;
+  void margin_gradient_factor(const Tensor& cos, const Tensor& local_label,
+                              const MarginParams& margin, Tensor& factor) override;
+  void scale_target_column(Tensor& grad, const Tensor& local_label,
+                           const Tensor& factor) override;
 
   void sgd_update(Tensor& w, const Tensor& g, Tensor& m, double lr, double momentum,
                   double weight_decay) override;
@@ -99,6 +103,10 @@ class MetaBackend final : public Backend {
                     const AdamWParams& p) override;
   void adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tensor& index, const Tensor& g,
                          const AdamWParams& p) override;
+  void sgd_update_sparse_grad(Tensor& w, Tensor& m, const Tensor& index, const Tensor& g,
+                              double lr, double momentum, double weight_decay) override;
+  void adamw_update_sparse_grad(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                const Tensor& g, const AdamWParams& p) override;
 
  private:
   // One call of `primitive`: its floating-point operations and the bytes it reads and writes.
@@ -110,6 +118,9 @@ class MetaBackend final : public Backend {
   // The bytes of these tensors together.
   static double bytes(std::initializer_list<const Tensor*> tensors);
   void note_host_scratch(std::int64_t bytes);
+  // The planned CPU backend allocates `bytes` of workspace for the time of one primitive
+  // (conv2d_workspace_bytes): so does the plan, so that the ledger peaks agree.
+  void hold_workspace(std::int64_t bytes);
 
   const AllocationPolicy& policy_;
   const OperandRules rules_;

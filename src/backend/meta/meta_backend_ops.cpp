@@ -28,6 +28,9 @@ constexpr double kExpRowSumOps = 3;            // sub; exp; add
 constexpr double kSoftmaxGradOps = 2;          // 1/sum; scale
 constexpr double kFilterOps = 2;               // compare; select
 constexpr double kFilterBackwardOps = 1;       // select
+constexpr double kMarginFactorOps = 8;         // clamp; acos; m1*t + m2; sin; (1-c)(1+c);
+                                               // sqrt; divide; times m1
+constexpr double kScaleTargetOps = 1;          // one multiply
 
 double numel(const Tensor& t) { return static_cast<double>(t.numel()); }
 
@@ -45,7 +48,8 @@ void MetaBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const
   operand_check::conv2d_forward(rules_, g, x, w, y);
   const double f = conv_flops(g);
   count_products("conv2d_forward", f, x.dtype(), bytes({&x, &w}), bytes({&y}));
-  note_host_scratch(conv2d_host_scratch_bytes(g, x.dtype(), true));
+  note_host_scratch(conv2d_host_scratch_bytes(g, x.dtype(), cpu::ConvDirection::forward));
+  hold_workspace(conv2d_workspace_bytes(g, x.dtype(), cpu::ConvDirection::forward));
 }
 
 void MetaBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy, const Tensor& w,
@@ -53,7 +57,8 @@ void MetaBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy
   operand_check::conv2d_backward_data(rules_, g, dy, w, dx);
   const double f = conv_flops(g);
   count_products("conv2d_backward_data", f, dy.dtype(), bytes({&dy, &w}), bytes({&dx}));
-  note_host_scratch(conv2d_host_scratch_bytes(g, dy.dtype(), false));
+  note_host_scratch(conv2d_host_scratch_bytes(g, dy.dtype(), cpu::ConvDirection::backward_data));
+  hold_workspace(conv2d_workspace_bytes(g, dy.dtype(), cpu::ConvDirection::backward_data));
 }
 
 void MetaBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x, const Tensor& dy,
@@ -61,7 +66,8 @@ void MetaBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& 
   operand_check::conv2d_backward_filter(rules_, g, x, dy, dw);
   const double f = conv_flops(g);
   count_products("conv2d_backward_filter", f, x.dtype(), bytes({&x, &dy}), bytes({&dw}));
-  note_host_scratch(conv2d_host_scratch_bytes(g, x.dtype(), false));
+  note_host_scratch(conv2d_host_scratch_bytes(g, x.dtype(), cpu::ConvDirection::backward_filter));
+  hold_workspace(conv2d_workspace_bytes(g, x.dtype(), cpu::ConvDirection::backward_filter));
 }
 
 void MetaBackend::batchnorm_forward_train(const Tensor& x, const Tensor& gamma, const Tensor& beta,
@@ -210,6 +216,24 @@ void MetaBackend::interclass_filter_backward(Tensor& grad, const Tensor& keep) {
         bytes({&grad, &keep}), bytes({&grad}));
 }
 
+void MetaBackend::margin_gradient_factor(const Tensor& cos, const Tensor& local_label,
+                                         const MarginParams&, Tensor& factor) {
+  operand_check::margin_gradient_factor(rules_, cos, local_label, factor);
+  // One cosine per row (its target's) is read, not the whole row.
+  const double targets = numel(local_label) * static_cast<double>(dtype_size(cos.dtype()));
+  count("margin_gradient_factor", 0, kMarginFactorOps * numel(local_label),
+        bytes({&local_label}) + targets, bytes({&factor}));
+}
+
+void MetaBackend::scale_target_column(Tensor& grad, const Tensor& local_label,
+                                      const Tensor& factor) {
+  operand_check::scale_target_column(rules_, grad, local_label, factor);
+  // One element per row (its target's) is read and written.
+  const double targets = numel(local_label) * static_cast<double>(dtype_size(grad.dtype()));
+  count("scale_target_column", 0, kScaleTargetOps * numel(local_label),
+        bytes({&local_label, &factor}) + targets, targets);
+}
+
 void MetaBackend::sgd_update(Tensor& w, const Tensor& g, Tensor& m, double, double, double) {
   operand_check::sgd_update(rules_, w, g, m);
   count("sgd_update", 0, kSgdOps * numel(w), bytes({&w, &g, &m}), bytes({&w, &m}));
@@ -237,6 +261,23 @@ void MetaBackend::adamw_update_rows(Tensor& w, Tensor& m, Tensor& v, const Tenso
   // It reads and writes the rows of w, m and v that g has.
   const double rows = 3 * numel(g) * static_cast<double>(dtype_size(w.dtype()));
   count("adamw_update_rows", 0, kAdamWOps * numel(g), bytes({&g, &index}) + rows, rows);
+}
+
+void MetaBackend::sgd_update_sparse_grad(Tensor& w, Tensor& m, const Tensor& index,
+                                         const Tensor& g, double, double, double) {
+  operand_check::sgd_update_sparse_grad(rules_, w, m, index, g);
+  // Every row of w and m is read and written; the gradient only where it has rows.
+  count("sgd_update_sparse_grad", 0, kSgdOps * numel(w), bytes({&w, &m, &g, &index}),
+        bytes({&w, &m}));
+}
+
+void MetaBackend::adamw_update_sparse_grad(Tensor& w, Tensor& m, Tensor& v, const Tensor& index,
+                                           const Tensor& g, const AdamWParams& p) {
+  adamw_factors(p, "adamw_update_sparse_grad");
+  operand_check::adamw_update_sparse_grad(rules_, w, m, v, index, g);
+  // Every row of w, m and v is read and written; the gradient only where it has rows.
+  count("adamw_update_sparse_grad", 0, kAdamWOps * numel(w), bytes({&w, &m, &v, &g, &index}),
+        bytes({&w, &m, &v}));
 }
 
 }  // namespace pfc

@@ -1,0 +1,86 @@
+// `pfc import MODEL RUN_DIR --config CFG [--set key=value ...]`: a backbone from elsewhere as a
+// pfc run folder: RUN_DIR/ckpt/step_0000000, the checkpoint a new run of CFG with
+// pretrained = MODEL starts from (train/trainer.h, write_start_checkpoint). MODEL is
+// arcface_torch's model.pt, an ONNX model torch2onnx.py (or pfc export) wrote, or a pfc run.
+// pfc embed, verify and export then take RUN_DIR as any run, and `resume = true` with
+// output = RUN_DIR trains it. RUN_DIR must not hold a run already.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "app/commands.h"
+#include "app/rank_place.h"
+#include "config/format_config_value.h"
+#include "config/load_config.h"
+#include "core/error.h"
+#include "model/make_backbone.h"
+#include "train/output_guard.h"
+#include "train/trainer.h"
+#include "train/training_log.h"
+
+namespace pfc {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ImportOptions {
+  std::string model;
+  std::string run_dir;
+  std::string config;
+  std::vector<std::string> overrides;
+};
+
+int run_import(const ImportOptions& options) {
+  std::vector<std::string> overrides = options.overrides;
+  // Recorded in the run's config, so that it says where its backbone came from.
+  overrides.push_back("pretrained=" + toml_string(fs::absolute(options.model).string()));
+  overrides.push_back("output=" + toml_string(options.run_dir));
+  Config cfg = load_config(options.config, overrides);
+  if (cfg.emulate_world_size > 0)
+    throw UsageError("pfc import writes a whole checkpoint: emulate_world_size does not apply");
+  // The checkpoint is the same on any device (masters are f32, the initialisation is keyed by
+  // index), so it is made on the CPU; the config keeps its device for the run that follows.
+  RankPlace place = make_rank_place(BackendKind::cpu, cfg.collective_timeout_s);
+  Comm& comm = *place.comm;
+  check_output_folder(cfg.output, /*owns_output=*/false);
+  if (comm.rank() == 0) {
+    open_training_log(cfg.output);
+    for (const std::string& note : cfg.notes) spdlog::warn("{}", note);
+    spdlog::info("pfc import: {} into {} with {} on {} rank(s): network {}, {} classes",
+                 options.model, cfg.output, options.config, comm.world_size(),
+                 describe_network(cfg), cfg.num_classes);
+  }
+  const CheckpointInfo info = write_start_checkpoint(cfg, comm, *place.backend);
+  if (comm.rank() == 0)
+    spdlog::info("imported: {} is the run's step 0; `pfc embed/verify/export {}` read it, and "
+                 "resume = true with output = \"{}\" trains it",
+                 info.path.string(), cfg.output, cfg.output);
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandRunner add_import_command(CLI::App& app) {
+  auto options = std::make_shared<ImportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "import",
+      "Make a pfc run folder (a checkpoint at step 0) from arcface_torch's model.pt, an ONNX "
+      "model torch2onnx.py wrote, or a pfc run, for the network of a config");
+  cmd->add_option("MODEL", options->model,
+                  "a PyTorch state_dict as torch.save wrote it (arcface_torch's model.pt), an "
+                  "ONNX model (.onnx), or a pfc run or checkpoint folder")
+      ->required();
+  cmd->add_option("RUN_DIR", options->run_dir,
+                  "the run folder to make (it must not hold a run)")
+      ->required();
+  cmd->add_option("--config", options->config,
+                  "the config whose network the model holds, and whose run RUN_DIR becomes "
+                  "(TOML, or an arcface_torch configs/*.py)")
+      ->required();
+  cmd->add_option("--set", options->overrides, "override a config key: --set key=value");
+  return [options] { return run_import(*options); };
+}
+
+}  // namespace pfc

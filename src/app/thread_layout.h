@@ -1,0 +1,25 @@
+// How many CPU threads each rank computes on: the layout HPC users expect, ranks x threads,
+// with one knob, OMP_NUM_THREADS (Slurm: --cpus-per-task; jobs/srun_step.sh sets it). Unset,
+// a node's CPUs are shared evenly among its ranks. OpenBLAS follows the same count unless
+// OPENBLAS_NUM_THREADS says otherwise.
+#pragma once
+
+namespace pfc {
+
+struct ThreadLayout {
+  int threads = 1;         // per rank
+  int ranks_on_node = 1;
+  int node_cpus = 1;       // online CPUs of the node
+  int rank_cpus = 1;       // CPUs this rank may run on (its affinity: mpiexec/srun binding)
+  bool from_environment = false;
+};
+
+// Reads and checks OMP_NUM_THREADS (not a positive integer: pfc::UsageError naming it), sets
+// the threads of OpenMP and OpenBLAS, and warns once per node when ranks x threads exceed the
+// node's CPUs or a rank has more threads than CPUs it may run on. Collective over
+// MPI_COMM_WORLD.
+ThreadLayout set_up_threads();
+// The layout set_up_threads chose (the defaults before it ran).
+const ThreadLayout& thread_layout();
+
+}  // namespace pfc

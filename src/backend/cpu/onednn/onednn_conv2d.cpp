@@ -1,0 +1,253 @@
+// oneDNN convolutions for the CPU backend (see onednn_conv2d.h). Activations stay NHWC and
+// filters OHWI (GOHWI when grouped) at the interface; oneDNN picks its own filter layout
+// (format "any"), into which the filter is reordered before the forward and backward-data
+// passes and out of which the filter gradient is reordered after backward-filter. The
+// primitives run with a user-managed scratchpad, carved from the caller's workspace after the
+// reordered filter.
+#include "backend/cpu/onednn_conv2d.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+#include "backend/cpu/onednn/onednn_engine.h"
+
+namespace pfc::cpu {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+
+// The byte offset of the scratchpad in the workspace: after the reordered filter, kept at
+// oneDNN's preferred 64-byte alignment.
+std::int64_t aligned(std::int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+memory::desc activation_desc(std::int64_t n, std::int64_t c, std::int64_t h, std::int64_t w) {
+  return memory::desc({n, c, h, w}, memory::data_type::f32, tag::nhwc);
+}
+
+// pfc's filter [out, k, k, in / groups] as oneDNN sees it: OIHW dims in OHWI order, or with a
+// leading group dimension.
+memory::desc user_filter_desc(const Conv2dGeometry& g, tag format) {
+  if (g.groups == 1)
+    return memory::desc({g.out_channels, g.in_channels, g.kernel, g.kernel},
+                        memory::data_type::f32, format == tag::any ? tag::any : tag::ohwi);
+  return memory::desc({g.groups, g.out_per_group(), g.in_per_group(), g.kernel, g.kernel},
+                      memory::data_type::f32, format == tag::any ? tag::any : tag::gohwi);
+}
+
+memory::desc input_desc(const Conv2dGeometry& g) {
+  return activation_desc(g.batch, g.in_channels, g.in_h, g.in_w);
+}
+memory::desc output_desc(const Conv2dGeometry& g) {
+  return activation_desc(g.batch, g.out_channels, g.out_h(), g.out_w());
+}
+
+// The padding on both sides, as pfc's (and PyTorch's) convolution pads: oneDNN's output size
+// (in + 2 pad - k) / stride + 1 rounds down exactly as pfc's does.
+memory::dims padding(const Conv2dGeometry& g) { return {g.pad, g.pad}; }
+
+dnnl::convolution_forward::desc forward_desc(const Conv2dGeometry& g) {
+  return dnnl::convolution_forward::desc(
+      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, input_desc(g),
+      user_filter_desc(g, tag::any), output_desc(g), {g.stride, g.stride}, padding(g), padding(g));
+}
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// One direction of one shape, set up: the primitive, the filter layout it works in and the
+// reorder to or from pfc's layout (none when they agree), and the workspace it takes.
+struct ConvPlan {
+  dnnl::primitive conv;
+  memory::desc filter;        // the filter (or its gradient) as the primitive wants it
+  memory::desc user_filter;   // pfc's OHWI filter
+  std::optional<dnnl::reorder> filter_reorder;
+  std::int64_t filter_bytes = 0;  // of the reordered filter in the workspace (0: none)
+  std::int64_t scratch_bytes = 0;
+  std::int64_t workspace_bytes() const { return aligned(filter_bytes) + scratch_bytes; }
+};
+
+// oneDNN's implementations named "ref" are its plain loops, far slower than pfc's reference.
+bool is_reference_kernel(const std::string& impl) { return impl.rfind("ref", 0) == 0; }
+
+std::string describe(const Conv2dGeometry& g) {
+  return fmt::format("x [{}, {}, {}, {}], filter [{}, {}, {}, {}], stride {}, pad {}, groups {}",
+                     g.batch, g.in_h, g.in_w, g.in_channels, g.out_channels, g.kernel, g.kernel,
+                     g.in_per_group(), g.stride, g.pad, g.groups);
+}
+
+// The primitive of a backward direction, described as the forward pass `hint` it follows.
+template <class Primitive>
+typename Primitive::primitive_desc backward_desc(const Conv2dGeometry& g,
+                                                 const dnnl::primitive_attr& attr,
+                                                 const dnnl::convolution_forward::primitive_desc& hint) {
+  const typename Primitive::desc d(dnnl::algorithm::convolution_direct, input_desc(g),
+                                   user_filter_desc(g, tag::any), output_desc(g),
+                                   {g.stride, g.stride}, padding(g), padding(g));
+  return typename Primitive::primitive_desc(d, attr, onednn_engine(), hint);
+}
+
+// Fills the plan's primitive, filter layout and scratchpad from a primitive descriptor; the
+// name of the implementation oneDNN chose.
+template <class Primitive>
+std::string take(const typename Primitive::primitive_desc& pd, const memory::desc& filter,
+                 ConvPlan& plan) {
+  plan.filter = filter;
+  plan.scratch_bytes = static_cast<std::int64_t>(pd.scratchpad_desc().get_size());
+  plan.conv = Primitive(pd);
+  return pd.impl_info_str();
+}
+
+// oneDNN 2.6's strided 1x1 kernels (they copy the strided input into a unit-stride buffer
+// first) write past their buffers when a group's channels are not a multiple of its 16-float
+// block: seen as heap corruption at 112x112 with 8 channels. iresnet's and MobileFaceNet's
+// shortcuts have 64 and more; smaller ones run on the reference.
+bool trusted_shape(const Conv2dGeometry& g) {
+  return !(g.kernel == 1 && g.stride > 1 &&
+           (g.in_per_group() % 16 != 0 || g.out_per_group() % 16 != 0));
+}
+
+std::optional<ConvPlan> make_plan(const Conv2dGeometry& g, ConvDirection direction) {
+  if (!trusted_shape(g)) {
+    spdlog::warn("{}: {} runs on pfc's reference convolution (oneDNN's strided 1x1 kernels are "
+                 "not trusted with channel counts that are not multiples of 16)",
+                 conv_direction_name(direction), describe(g));
+    return std::nullopt;
+  }
+  const dnnl::engine& engine = onednn_engine();
+  const dnnl::primitive_attr attr = user_scratchpad();
+  const dnnl::convolution_forward::primitive_desc forward(forward_desc(g), attr, engine);
+  ConvPlan plan;
+  plan.user_filter = user_filter_desc(g, tag::undef);
+  std::string impl;
+  switch (direction) {
+    case ConvDirection::forward:
+      impl = take<dnnl::convolution_forward>(forward, forward.weights_desc(), plan);
+      break;
+    case ConvDirection::backward_data: {
+      const auto pd = backward_desc<dnnl::convolution_backward_data>(g, attr, forward);
+      impl = take<dnnl::convolution_backward_data>(pd, pd.weights_desc(), plan);
+      break;
+    }
+    case ConvDirection::backward_filter: {
+      const auto pd = backward_desc<dnnl::convolution_backward_weights>(g, attr, forward);
+      impl = take<dnnl::convolution_backward_weights>(pd, pd.diff_weights_desc(), plan);
+      break;
+    }
+  }
+  if (is_reference_kernel(impl)) {
+    spdlog::warn("{}: oneDNN offers only its reference kernel ({}) for {}; pfc's reference "
+                 "convolution runs it",
+                 conv_direction_name(direction), impl, describe(g));
+    return std::nullopt;
+  }
+  if (plan.filter != plan.user_filter) {
+    const bool into_primitive = direction != ConvDirection::backward_filter;
+    const memory::desc& from = into_primitive ? plan.user_filter : plan.filter;
+    const memory::desc& to = into_primitive ? plan.filter : plan.user_filter;
+    const dnnl::reorder::primitive_desc reorder(engine, from, engine, to, attr);
+    plan.filter_reorder = dnnl::reorder(reorder);
+    plan.filter_bytes = static_cast<std::int64_t>(plan.filter.get_size());
+    plan.scratch_bytes = std::max(plan.scratch_bytes,
+                                  static_cast<std::int64_t>(reorder.scratchpad_desc().get_size()));
+  }
+  return plan;
+}
+
+using PlanKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                           std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>;
+
+PlanKey key_of(const Conv2dGeometry& g, ConvDirection direction) {
+  return {g.batch,  g.in_h, g.in_w, g.in_channels, g.out_channels,
+          g.kernel, g.stride, g.pad, g.groups, static_cast<int>(direction)};
+}
+
+// Plans by shape and direction; nullopt where the reference runs the shape.
+const std::optional<ConvPlan>& cached_plan(const Conv2dGeometry& g, ConvDirection direction) {
+  static std::mutex mutex;
+  static std::map<PlanKey, std::optional<ConvPlan>> plans;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const PlanKey key = key_of(g, direction);
+  auto found = plans.find(key);
+  if (found != plans.end()) return found->second;
+  std::optional<ConvPlan> plan;
+  if (g.batch > 0) {
+    try {
+      plan = make_plan(g, direction);
+    } catch (const dnnl::error& e) {
+      spdlog::warn("{}: oneDNN refuses {} ({}); pfc's reference convolution runs it",
+                   conv_direction_name(direction), describe(g), e.what());
+    }
+  }
+  return plans.emplace(key, std::move(plan)).first->second;
+}
+
+}  // namespace
+
+bool onednn_built() { return true; }
+
+std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry& g,
+                                                         ConvDirection direction) {
+  const std::optional<ConvPlan>& plan = cached_plan(g, direction);
+  if (!plan) return std::nullopt;
+  return plan->workspace_bytes();
+}
+
+void onednn_conv2d(const Conv2dGeometry& g, ConvDirection direction, const float* a,
+                   const float* b, float* out, void* workspace) {
+  const ConvPlan& plan = *cached_plan(g, direction);
+  const dnnl::engine& engine = onednn_engine();
+  dnnl::stream& stream = onednn_stream();
+  auto* base = static_cast<char*>(workspace);
+  const memory filter_buffer(plan.filter, engine, base);
+  const memory scratch(memory::desc({plan.scratch_bytes}, memory::data_type::u8, tag::a), engine,
+                       base + aligned(plan.filter_bytes));
+  auto wrap = [&](const memory::desc& d, const float* p) {
+    return memory(d, engine, const_cast<float*>(p));
+  };
+  const memory x_or_dy =
+      wrap(direction == ConvDirection::backward_data ? output_desc(g) : input_desc(g), a);
+  switch (direction) {
+    case ConvDirection::forward:
+    case ConvDirection::backward_data: {
+      memory filter = wrap(plan.user_filter, b);
+      if (plan.filter_reorder) {
+        plan.filter_reorder->execute(stream, {{DNNL_ARG_FROM, filter},
+                                              {DNNL_ARG_TO, filter_buffer},
+                                              {DNNL_ARG_SCRATCHPAD, scratch}});
+        filter = filter_buffer;
+      }
+      const bool forward = direction == ConvDirection::forward;
+      const memory result = wrap(forward ? output_desc(g) : input_desc(g), out);
+      plan.conv.execute(stream, {{forward ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST, x_or_dy},
+                                 {DNNL_ARG_WEIGHTS, filter},
+                                 {forward ? DNNL_ARG_DST : DNNL_ARG_DIFF_SRC, result},
+                                 {DNNL_ARG_SCRATCHPAD, scratch}});
+      break;
+    }
+    case ConvDirection::backward_filter: {
+      const memory dy = wrap(output_desc(g), b);
+      const memory user_dw = wrap(plan.user_filter, out);
+      const memory dw = plan.filter_reorder ? filter_buffer : user_dw;
+      plan.conv.execute(stream, {{DNNL_ARG_SRC, x_or_dy},
+                                 {DNNL_ARG_DIFF_DST, dy},
+                                 {DNNL_ARG_DIFF_WEIGHTS, dw},
+                                 {DNNL_ARG_SCRATCHPAD, scratch}});
+      if (plan.filter_reorder)
+        plan.filter_reorder->execute(
+            stream, {{DNNL_ARG_FROM, dw}, {DNNL_ARG_TO, user_dw}, {DNNL_ARG_SCRATCHPAD, scratch}});
+      break;
+    }
+  }
+  stream.wait();
+}
+
+}  // namespace pfc::cpu

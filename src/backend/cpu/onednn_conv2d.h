@@ -1,0 +1,45 @@
+// The CPU backend's fast convolutions: oneDNN primitives on the NHWC activations and OHWI
+// filters of the Backend interface, f32 only (oneDNN has no f64; the reference loops of
+// cpu_conv2d.cpp stay the f64 path and the oracle). Each shape and direction is set up once
+// and cached, as the cuDNN plans are: the primitive, and the reorders between pfc's OHWI
+// filter and the layout oneDNN's kernel wants.
+//
+// Every byte oneDNN needs beside the operands comes from the caller as one workspace buffer
+// (oneDNN's user-managed scratchpad plus the reordered filter), which the backend allocates
+// from its own allocator as `workspace`: the memory ledger sees it and a plan models it
+// (onednn_conv2d_workspace_bytes answers for both).
+//
+// A shape oneDNN refuses, or for which it offers only its slow reference kernel, is left to
+// pfc's reference convolution; the first time, a warning names the direction and the shape.
+// Built without oneDNN (PFC_ONEDNN=OFF), nothing is fast and everything runs on the reference.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "backend/backend.h"
+
+namespace pfc::cpu {
+
+enum class ConvDirection { forward, backward_data, backward_filter };
+
+// "conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter".
+const char* conv_direction_name(ConvDirection direction);
+
+// Whether pfc was built with oneDNN (PFC_ONEDNN); without it the functions below leave every
+// shape to the reference.
+bool onednn_built();
+
+// The workspace bytes oneDNN needs to compute this f32 convolution, or nothing when it leaves
+// the shape to the reference loops (then warns once).
+std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry& g,
+                                                         ConvDirection direction);
+
+// Computes the convolution for which onednn_conv2d_workspace_bytes answered, on f32 NHWC / OHWI
+// data: forward (a = x, b = w, out = y), backward_data (a = dy, b = w, out = dx),
+// backward_filter (a = x, b = dy, out = dw). `workspace` holds at least that many bytes,
+// aligned to 64.
+void onednn_conv2d(const Conv2dGeometry& g, ConvDirection direction, const float* a,
+                   const float* b, float* out, void* workspace);
+
+}  // namespace pfc::cpu

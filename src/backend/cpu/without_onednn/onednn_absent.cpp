@@ -1,0 +1,24 @@
+// A build without oneDNN (PFC_ONEDNN=OFF, or none found): every convolution runs on the
+// reference loops of cpu_conv2d.cpp.
+#include "backend/cpu/cpu_runtime.h"
+#include "backend/cpu/onednn_conv2d.h"
+#include "core/error.h"
+
+namespace pfc::cpu {
+
+bool onednn_built() { return false; }
+
+std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry&, ConvDirection) {
+  return std::nullopt;
+}
+
+void onednn_conv2d(const Conv2dGeometry&, ConvDirection direction, const float*, const float*,
+                   float*, void*) {
+  throw Error(fmt::format("{}: pfc was built without oneDNN", conv_direction_name(direction)));
+}
+
+std::string onednn_description() {
+  return "reference convolutions (pfc was built without oneDNN: PFC_ONEDNN=OFF or none found)";
+}
+
+}  // namespace pfc::cpu

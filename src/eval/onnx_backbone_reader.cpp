@@ -1,0 +1,496 @@
+#include "eval/onnx_backbone_reader.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "core/error.h"
+#include "core/half.h"
+
+namespace pfc {
+
+namespace {
+
+// Nodes that compute no data of their own: value aliases (Identity; Dropout in inference mode)
+// and the arithmetic of shapes that feeds a Reshape. They need no counterpart in the network.
+const std::set<std::string> kAliasOps = {"Identity", "Dropout"};
+const std::set<std::string> kShapeOps = {"Constant", "Shape",  "Gather", "Unsqueeze",
+                                         "Squeeze",  "Concat", "Cast",   "Slice"};
+
+std::string shape_of(const onnx::TensorProto& t) {
+  Shape dims(t.dims().begin(), t.dims().end());
+  return shape_string(dims);
+}
+
+class GraphMatcher final : public InferenceGraph {
+ public:
+  GraphMatcher(const onnx::GraphProto& graph, const std::filesystem::path& file,
+               const Backbone& network)
+      : graph_(graph), file_(file), network_(network), matched_(graph.node_size(), false) {
+    for (const onnx::TensorProto& t : graph.initializer()) constants_[t.name()] = &t;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const onnx::NodeProto& node = graph.node(i);
+      if (kAliasOps.count(node.op_type()) && node.input_size() >= 1 && node.output_size() >= 1)
+        alias_[node.output(0)] = node.input(0);
+      if (node.op_type() == "Constant" && node.output_size() == 1)
+        for (const onnx::AttributeProto& a : node.attribute())
+          if (a.name() == "value" && a.has_t()) constants_[node.output(0)] = &a.t();
+    }
+    for (int i = 0; i < graph.node_size(); ++i)
+      for (const std::string& input : graph.node(i).input())
+        if (!input.empty()) consumers_[resolve(input)].push_back(i);
+  }
+
+  GraphValue input() {
+    std::vector<std::string> inputs;
+    for (const onnx::ValueInfoProto& v : graph_.input())
+      if (!constants_.count(v.name())) inputs.push_back(v.name());
+    if (inputs.size() != 1)
+      fail(fmt::format("its graph has {} inputs ({}); a face model has one, the images",
+                       inputs.size(), fmt::join(inputs, ", ")));
+    return value(inputs[0]);
+  }
+
+  OnnxBackbone finish(GraphValue output) {
+    if (graph_.output_size() != 1)
+      fail(fmt::format("its graph has {} outputs; a face model has one, the embeddings",
+                       graph_.output_size()));
+    if (resolve(graph_.output(0).name()) != name(output))
+      fail(fmt::format("the network's embeddings are '{}' in its graph, but the graph's output "
+                       "is '{}'",
+                       name(output), graph_.output(0).name()));
+    if (!conv_bias_.empty())
+      fail(fmt::format("its Conv producing '{}' has a bias, which the network's convolution "
+                       "lacks",
+                       name(GraphValue{conv_bias_.begin()->first})));
+    for (int i = 0; i < graph_.node_size(); ++i) {
+      const onnx::NodeProto& node = graph_.node(i);
+      if (!matched_[i] && !kAliasOps.count(node.op_type()) && !kShapeOps.count(node.op_type()))
+        fail(fmt::format("its graph has a {} node '{}' (on '{}') that the network {} lacks: "
+                         "the model holds another network",
+                         node.op_type(), node.name(), node.input_size() ? node.input(0) : "",
+                         network_.describe()));
+    }
+    return {std::move(tensors_), folded_};
+  }
+
+  GraphValue convolution(GraphValue x, const NamedTensor& weight,
+                         const ConvolutionSpec& spec) override {
+    const onnx::NodeProto& node = consumer(x, {"Conv"}, weight);
+    const std::int64_t k = spec.kernel, s = spec.stride, p = spec.pad;
+    check_attribute(node, "strides", {s, s}, weight);
+    check_attribute(node, "pads", {p, p, p, p}, weight);
+    check_attribute(node, "dilations", {1, 1}, weight);
+    check_attribute(node, "kernel_shape", {k, k}, weight);
+    check_attribute(node, "group", {spec.groups}, weight);
+    if (const onnx::AttributeProto* pad = attribute(node, "auto_pad");
+        pad && pad->s() != "NOTSET")
+      mismatch(node, weight, fmt::format("auto_pad {}", pad->s()));
+    take(weight, node.input(1), node);
+    const GraphValue out = value(node.output(0));
+    if (node.input_size() >= 3 && !node.input(2).empty())
+      conv_bias_[out.id] = tensor(node.input(2), Shape{weight.value.dim(0)}, weight, node);
+    return out;
+  }
+
+  GraphValue batch_norm(GraphValue x, const NamedTensor& scale, const NamedTensor& shift,
+                        const NamedTensor& running_mean, const NamedTensor& running_var,
+                        double eps) override {
+    const std::optional<Tensor> bias = take_conv_bias(x);
+    std::string output;
+    const onnx::NodeProto* node = find_batch_norm(x, output);
+    if (node == nullptr) {
+      if (!bias)
+        missing(x, "BatchNormalization", running_mean);
+      // Folded into the convolution before it: the identity after the folded bias.
+      ++folded_;
+      const std::int64_t c = scale.value.numel();
+      tensors_.push_back({scale.name, filled(c, 1.0)});
+      tensors_.push_back({shift.name, *bias});
+      tensors_.push_back({running_mean.name, filled(c, 0.0)});
+      tensors_.push_back({running_var.name, filled(c, 1.0 - eps)});
+      return x;
+    }
+    const onnx::AttributeProto* epsilon = attribute(*node, "epsilon");
+    const double theirs = epsilon ? epsilon->f() : 1e-5;
+    if (std::abs(theirs - eps) > 1e-6 * eps)
+      mismatch(*node, running_mean, fmt::format("epsilon {} where the network has {}", theirs,
+                                                eps));
+    take(scale, node->input(1), *node);
+    take(shift, node->input(2), *node);
+    take(running_mean, node->input(3), *node);
+    take(running_var, node->input(4), *node);
+    // A convolution's bias before a batch norm only moves the mean the norm subtracts.
+    if (bias) {
+      float* mean = tensors_[tensors_.size() - 2].value.data<float>();
+      for (std::int64_t i = 0; i < bias->numel(); ++i) mean[i] -= bias->data<float>()[i];
+    }
+    return value(output);
+  }
+
+  GraphValue prelu(GraphValue x, const NamedTensor& slope) override {
+    no_conv_bias(x, slope);
+    const onnx::NodeProto& node = consumer(x, {"PRelu"}, slope);
+    const onnx::TensorProto& t = constant(node.input(1), slope, node);
+    // torch.onnx gives the slopes as [C, 1, 1] to broadcast over the image.
+    Shape dims(t.dims().begin(), t.dims().end());
+    const bool per_channel = shape_numel(dims) == slope.value.numel() &&
+                             (dims.empty() || dims[0] == slope.value.numel() ||
+                              (dims.size() == 4 && dims[1] == slope.value.numel()));
+    if (!per_channel)
+      mismatch(node, slope, fmt::format("slopes {}", shape_of(t)));
+    tensors_.push_back({slope.name, convert(t, slope.value.shape(), slope)});
+    return value(node.output(0));
+  }
+
+  GraphValue add(GraphValue a, GraphValue b) override {
+    const std::string other = name(b);
+    for (const int i : consumers(a)) {
+      const onnx::NodeProto& node = graph_.node(i);
+      if (matched_[i] || node.op_type() != "Add" || node.input_size() != 2) continue;
+      const std::string x = resolve(node.input(0)), y = resolve(node.input(1));
+      if ((x == name(a) && y == other) || (y == name(a) && x == other)) {
+        matched_[i] = true;
+        return value(node.output(0));
+      }
+    }
+    fail(fmt::format("the network adds '{}' and '{}' (after '{}'), and its graph has no Add of "
+                     "the two: the model holds another network",
+                     name(a), other, last_tensor_));
+  }
+
+  GraphValue flatten(GraphValue x) override {
+    const onnx::NodeProto* node = find_consumer(x, {"Flatten", "Reshape"});
+    if (node == nullptr) missing(x, "Flatten or Reshape", std::nullopt);
+    if (node->op_type() == "Flatten") {
+      const onnx::AttributeProto* axis = attribute(*node, "axis");
+      if (axis && axis->i() != 1)
+        fail(fmt::format("its Flatten '{}' has axis {}; the network flattens from axis 1",
+                         node->name(), axis->i()));
+    }
+    return value(node->output(0));
+  }
+
+  GraphValue linear(GraphValue x, const NamedTensor& weight, const NamedTensor* bias) override {
+    const onnx::NodeProto& node = consumer(x, {"Gemm", "MatMul"}, weight);
+    const std::int64_t out = weight.value.dim(0), in = weight.value.dim(1);
+    if (node.op_type() == "MatMul") {
+      // x [n, in] times [in, out].
+      tensors_.push_back({weight.name, transposed(constant(node.input(1), weight, node), in,
+                                                  out, weight, node)});
+      GraphValue y = value(node.output(0));
+      if (bias == nullptr) return y;
+      // The bias comes in an Add of y and a constant, in either order.
+      for (const int i : consumers(y)) {
+        const onnx::NodeProto& add = graph_.node(i);
+        if (matched_[i] || add.op_type() != "Add" || add.input_size() != 2) continue;
+        const std::string& b = resolve(add.input(0)) == name(y) ? add.input(1) : add.input(0);
+        if (!constants_.count(resolve(b))) continue;
+        matched_[i] = true;
+        tensors_.push_back({bias->name, tensor(b, Shape{out}, *bias, add)});
+        return value(add.output(0));
+      }
+      missing(y, "Add of a bias", *bias);
+    }
+    for (const char* a : {"alpha", "beta"})
+      if (const onnx::AttributeProto* p = attribute(node, a); p && p->f() != 1.0f)
+        mismatch(node, weight, fmt::format("{} {}", a, p->f()));
+    if (const onnx::AttributeProto* p = attribute(node, "transA"); p && p->i() != 0)
+      mismatch(node, weight, "transA 1");
+    const onnx::AttributeProto* trans_b = attribute(node, "transB");
+    if (trans_b && trans_b->i() != 0)
+      take(weight, node.input(1), node);
+    else
+      tensors_.push_back({weight.name, transposed(constant(node.input(1), weight, node), in,
+                                                  out, weight, node)});
+    const bool has_c = node.input_size() >= 3 && !node.input(2).empty();
+    if (has_c != (bias != nullptr))
+      mismatch(node, weight, has_c ? "a bias, which the network's Linear lacks"
+                                   : "no bias, which the network's Linear has");
+    if (bias) tensors_.push_back({bias->name, tensor(node.input(2), Shape{out}, *bias, node)});
+    return value(node.output(0));
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw UsageError(fmt::format("'{}' (an ONNX model) does not hold the network {}: {}",
+                                 file_.string(), network_.describe(), why));
+  }
+
+  [[noreturn]] void mismatch(const onnx::NodeProto& node, const NamedTensor& tensor,
+                             const std::string& what) const {
+    fail(fmt::format("its {} '{}', where the network has '{}' {}, has {}", node.op_type(),
+                     node.name(), tensor.name, shape_string(tensor.value.shape()), what));
+  }
+
+  [[noreturn]] void missing(GraphValue x, const std::string& op,
+                            std::optional<NamedTensor> tensor) const {
+    std::vector<std::string> found;
+    for (const int i : consumers(x))
+      found.push_back(fmt::format("{} '{}'", graph_.node(i).op_type(), graph_.node(i).name()));
+    fail(fmt::format("where the network has {}, its graph has no {} on '{}' (that value goes "
+                     "to {})",
+                     tensor ? fmt::format("'{}' {}", tensor->name,
+                                          shape_string(tensor->value.shape()))
+                            : fmt::format("a flatten after '{}'", last_tensor_),
+                     op, name(x),
+                     found.empty() ? "nothing else" : fmt::format("{}", fmt::join(found, ", "))));
+  }
+
+  std::string resolve(std::string v) const {
+    for (auto it = alias_.find(v); it != alias_.end(); it = alias_.find(v)) v = it->second;
+    return v;
+  }
+
+  GraphValue value(const std::string& onnx_name) {
+    values_.push_back(resolve(onnx_name));
+    return GraphValue{static_cast<std::int64_t>(values_.size()) - 1};
+  }
+  const std::string& name(GraphValue v) const { return values_.at(static_cast<std::size_t>(v.id)); }
+
+  std::vector<int> consumers(GraphValue x) const {
+    const auto it = consumers_.find(name(x));
+    return it == consumers_.end() ? std::vector<int>{} : it->second;
+  }
+
+  // The one unmatched node of these kinds that takes x as its data input (marked matched).
+  const onnx::NodeProto* find_consumer(GraphValue x, std::initializer_list<const char*> ops) {
+    std::optional<int> found;
+    for (const int i : consumers(x)) {
+      const onnx::NodeProto& node = graph_.node(i);
+      if (matched_[i] || node.input_size() == 0 || resolve(node.input(0)) != name(x)) continue;
+      for (const char* op : ops)
+        if (node.op_type() == op) {
+          if (found)
+            fail(fmt::format("its graph has two {} nodes on '{}' where the network has one",
+                             op, name(x)));
+          found = i;
+        }
+    }
+    if (!found) return nullptr;
+    matched_[*found] = true;
+    return &graph_.node(*found);
+  }
+
+  const onnx::NodeProto& consumer(GraphValue x, std::initializer_list<const char*> ops,
+                                  const NamedTensor& tensor) {
+    no_conv_bias(x, tensor);
+    const onnx::NodeProto* node = find_consumer(x, ops);
+    if (node == nullptr) missing(x, fmt::format("{}", fmt::join(ops, " or ")), tensor);
+    last_tensor_ = tensor.name;
+    return *node;
+  }
+
+  // The BatchNormalization on x; for x [N, C] it may run on [N, C, 1] between an Unsqueeze
+  // and a Squeeze of axis 2 (as older torch.onnx and pfc export write a BatchNorm1d).
+  // `output` gets the value the norm ends in.
+  const onnx::NodeProto* find_batch_norm(GraphValue x, std::string& output) {
+    if (const onnx::NodeProto* node = find_consumer(x, {"BatchNormalization"})) {
+      output = node->output(0);
+      return node;
+    }
+    const onnx::NodeProto* unsqueeze = find_consumer(x, {"Unsqueeze"});
+    if (unsqueeze == nullptr) return nullptr;
+    if (!unit_axis(*unsqueeze))
+      fail(fmt::format("its Unsqueeze '{}' on '{}' adds another axis than 2", unsqueeze->name(),
+                       name(x)));
+    const GraphValue widened = value(unsqueeze->output(0));
+    const onnx::NodeProto* node = find_consumer(widened, {"BatchNormalization"});
+    const onnx::NodeProto* squeeze =
+        node ? find_consumer(value(node->output(0)), {"Squeeze"}) : nullptr;
+    if (squeeze == nullptr || !unit_axis(*squeeze))
+      fail(fmt::format("its Unsqueeze '{}' on '{}' is not followed by a BatchNormalization and "
+                       "a Squeeze of axis 2",
+                       unsqueeze->name(), name(x)));
+    output = squeeze->output(0);
+    return node;
+  }
+
+  // Whether an Unsqueeze or Squeeze names axis 2 (-1 of three): as an attribute (opset 11)
+  // or a constant input (opset 13).
+  bool unit_axis(const onnx::NodeProto& node) const {
+    std::vector<std::int64_t> axes;
+    if (const onnx::AttributeProto* a = attribute(node, "axes")) {
+      axes.assign(a->ints().begin(), a->ints().end());
+    } else if (node.input_size() == 2) {
+      const auto it = constants_.find(resolve(node.input(1)));
+      if (it == constants_.end() || it->second->data_type() != onnx::TensorProto::INT64)
+        return false;
+      const onnx::TensorProto& t = *it->second;
+      if (!t.raw_data().empty() && t.raw_data().size() == 8) {
+        axes.resize(1);
+        std::memcpy(axes.data(), t.raw_data().data(), 8);
+      } else {
+        axes.assign(t.int64_data().begin(), t.int64_data().end());
+      }
+    }
+    return axes == std::vector<std::int64_t>{2} || axes == std::vector<std::int64_t>{-1};
+  }
+
+  std::optional<Tensor> take_conv_bias(GraphValue x) {
+    const auto it = conv_bias_.find(x.id);
+    if (it == conv_bias_.end()) return std::nullopt;
+    Tensor bias = it->second;
+    conv_bias_.erase(it);
+    return bias;
+  }
+
+  // Only a batch norm may follow a convolution that has a bias (its folded form).
+  void no_conv_bias(GraphValue x, const NamedTensor& tensor) const {
+    if (conv_bias_.count(x.id))
+      fail(fmt::format("its Conv producing '{}' has a bias, but the network applies '{}' next, "
+                       "not a batch norm",
+                       name(x), tensor.name));
+  }
+
+  static const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const char* name) {
+    for (const onnx::AttributeProto& a : node.attribute())
+      if (a.name() == name) return &a;
+    return nullptr;
+  }
+
+  // An absent attribute has ONNX's default, which the network's defaults are.
+  void check_attribute(const onnx::NodeProto& node, const char* name,
+                       const std::vector<std::int64_t>& expected, const NamedTensor& tensor) {
+    const onnx::AttributeProto* a = attribute(node, name);
+    if (a == nullptr) return;
+    std::vector<std::int64_t> got(a->ints().begin(), a->ints().end());
+    if (a->type() == onnx::AttributeProto::INT) got = {a->i()};
+    if (got != expected)
+      mismatch(node, tensor, fmt::format("{} [{}] (the network: [{}])", name,
+                                         fmt::join(got, ", "), fmt::join(expected, ", ")));
+  }
+
+  const onnx::TensorProto& constant(const std::string& input, const NamedTensor& tensor,
+                                    const onnx::NodeProto& node) const {
+    const auto it = constants_.find(resolve(input));
+    if (it == constants_.end())
+      mismatch(node, tensor, fmt::format("'{}' as its weight, which is not a constant", input));
+    return *it->second;
+  }
+
+  // The constant `input` of `node` as `shape`, for the network's `tensor`.
+  Tensor tensor(const std::string& input, const Shape& shape, const NamedTensor& tensor,
+                const onnx::NodeProto& node) const {
+    const onnx::TensorProto& t = constant(input, tensor, node);
+    if (Shape(t.dims().begin(), t.dims().end()) != shape)
+      mismatch(node, tensor, fmt::format("'{}' {} (the network: {})", input, shape_of(t),
+                                         shape_string(shape)));
+    return convert(t, shape, tensor);
+  }
+
+  void take(const NamedTensor& tensor, const std::string& input, const onnx::NodeProto& node) {
+    tensors_.push_back({tensor.name, this->tensor(input, tensor.value.shape(), tensor, node)});
+  }
+
+  // t [in, out] as [out, in].
+  Tensor transposed(const onnx::TensorProto& t, std::int64_t in, std::int64_t out,
+                    const NamedTensor& tensor, const onnx::NodeProto& node) const {
+    if (Shape(t.dims().begin(), t.dims().end()) != Shape{in, out})
+      mismatch(node, tensor, fmt::format("'{}' {} (the network: [{}, {}] transposed)", t.name(),
+                                         shape_of(t), in, out));
+    const Tensor given = convert(t, {in, out}, tensor);
+    Tensor result = Tensor::host({out, in}, DType::f32);
+    for (std::int64_t i = 0; i < in; ++i)
+      for (std::int64_t o = 0; o < out; ++o)
+        result.data<float>()[o * in + i] = given.data<float>()[i * out + o];
+    return result;
+  }
+
+  // The values of a float or float16 constant, f32, as `shape` (the same element count).
+  Tensor convert(const onnx::TensorProto& t, const Shape& shape, const NamedTensor& tensor) const {
+    const std::string where = fmt::format("the constant '{}' for '{}'", t.name(), tensor.name);
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      fail(fmt::format("{} lies in an external file; pfc reads models that hold their weights",
+                       where));
+    const std::int64_t n = shape_numel(shape);
+    Tensor out = Tensor::host(shape, DType::f32);
+    float* v = out.data<float>();
+    const std::string& raw = t.raw_data();
+    const auto count = [&](std::size_t have) {
+      if (have != static_cast<std::size_t>(n))
+        fail(fmt::format("{} holds {} values where {} needs {}", where, have,
+                         shape_string(shape), n));
+    };
+    switch (t.data_type()) {
+      case onnx::TensorProto::FLOAT:
+        if (!raw.empty()) {
+          count(raw.size() / 4);
+          if (raw.size() % 4) count(raw.size());
+          std::memcpy(v, raw.data(), raw.size());  // little-endian, as the hosts pfc runs on
+        } else {
+          count(static_cast<std::size_t>(t.float_data_size()));
+          std::copy(t.float_data().begin(), t.float_data().end(), v);
+        }
+        break;
+      case onnx::TensorProto::FLOAT16:
+        if (!raw.empty()) {
+          count(raw.size() / 2);
+          if (raw.size() % 2) count(raw.size());
+          for (std::int64_t i = 0; i < n; ++i) {
+            std::uint16_t bits;
+            std::memcpy(&bits, raw.data() + 2 * i, 2);
+            v[i] = Half::to_float(bits);
+          }
+        } else {
+          // ONNX keeps float16 values one per int32_data element, in the low 16 bits.
+          count(static_cast<std::size_t>(t.int32_data_size()));
+          for (std::int64_t i = 0; i < n; ++i)
+            v[i] = Half::to_float(static_cast<std::uint16_t>(t.int32_data(static_cast<int>(i))));
+        }
+        break;
+      default:
+        fail(fmt::format("{} has ONNX element type {}; pfc reads float (1) and float16 (10)",
+                         where, t.data_type()));
+    }
+    return out;
+  }
+
+  static Tensor filled(std::int64_t n, double value) {
+    Tensor t = Tensor::host({n}, DType::f32);
+    std::fill(t.data<float>(), t.data<float>() + n, static_cast<float>(value));
+    return t;
+  }
+
+  const onnx::GraphProto& graph_;
+  std::filesystem::path file_;
+  const Backbone& network_;
+  std::vector<bool> matched_;
+  std::map<std::string, const onnx::TensorProto*> constants_;  // initializers, Constant nodes
+  std::map<std::string, std::string> alias_;                   // Identity / Dropout outputs
+  std::map<std::string, std::vector<int>> consumers_;          // value -> nodes taking it
+  std::vector<std::string> values_;                            // GraphValue id -> value
+  std::map<std::int64_t, Tensor> conv_bias_;  // a Conv's bias, until its batch norm takes it
+  std::vector<NamedTensor> tensors_;
+  std::int64_t folded_ = 0;
+  std::string last_tensor_ = "the images";
+};
+
+onnx::ModelProto read_model(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("cannot open '{}'", file.string()));
+  onnx::ModelProto model;
+  if (!model.ParseFromIstream(&in) || !model.has_graph() || model.graph().node_size() == 0)
+    throw UsageError(fmt::format("'{}' is not an ONNX model (protobuf ModelProto with a graph)",
+                                 file.string()));
+  return model;
+}
+
+}  // namespace
+
+OnnxBackbone read_onnx_backbone(const std::filesystem::path& file, const Backbone& network) {
+  const onnx::ModelProto model = read_model(file);
+  GraphMatcher matcher(model.graph(), file, network);
+  const GraphValue images = matcher.input();
+  return matcher.finish(network.trace(matcher, images));
+}
+
+}  // namespace pfc

@@ -1,0 +1,138 @@
+"""The peers of tests/bench/cpu_vs_peers.sh, timed on the same cores as pfc.
+
+  cpu_peers.py train DEPTH BATCH CLASSES STEPS WARMUP THREADS
+      PyTorch trains arcface_torch's iresnet (written below, as its iresnet.py defines it:
+      NCHW module, run channels_last as PyTorch's CPU runs best) with PartialFC at sample rate
+      1 and the ArcFace margin, SGD momentum 0.9, weight decay 5e-4, fp32. Under torchrun-style
+      variables WORLD_SIZE/RANK/MASTER_ADDR/MASTER_PORT it runs DistributedDataParallel over
+      gloo, BATCH per rank (as pfc's batch_size). Prints "samples/s X" (all ranks together).
+  cpu_peers.py embed MODEL.onnx BATCH IMAGES COPIES THREADS
+      onnxruntime runs pfc's exported model on IMAGES random images (x COPIES: 2 for an image and
+      its mirror image, as verification does), BATCH at a time. Prints "images/s X" (images,
+      not forwards).
+"""
+import os
+import sys
+import time
+
+import numpy as np
+
+
+def train(depth, batch, classes, steps, warmup, threads):
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    torch.set_num_threads(threads)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1:
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+
+    def conv3x3(cin, cout, stride=1):
+        return nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+
+    class IBasicBlock(nn.Module):
+        def __init__(self, cin, planes, stride, downsample):
+            super().__init__()
+            self.bn1 = nn.BatchNorm2d(cin, eps=1e-5)
+            self.conv1 = conv3x3(cin, planes)
+            self.bn2 = nn.BatchNorm2d(planes, eps=1e-5)
+            self.prelu = nn.PReLU(planes)
+            self.conv2 = conv3x3(planes, planes, stride)
+            self.bn3 = nn.BatchNorm2d(planes, eps=1e-5)
+            self.downsample = downsample
+
+        def forward(self, x):
+            out = self.bn3(self.conv2(self.prelu(self.bn2(self.conv1(self.bn1(x))))))
+            return out + (self.downsample(x) if self.downsample is not None else x)
+
+    class IResNet(nn.Module):
+        def __init__(self, layers, emb=512):
+            super().__init__()
+            self.conv1 = conv3x3(3, 64)
+            self.bn1 = nn.BatchNorm2d(64, eps=1e-5)
+            self.prelu = nn.PReLU(64)
+            cin, stages = 64, []
+            for planes, blocks in zip((64, 128, 256, 512), layers):
+                down = nn.Sequential(nn.Conv2d(cin, planes, 1, 2, bias=False),
+                                     nn.BatchNorm2d(planes, eps=1e-5))
+                stage = [IBasicBlock(cin, planes, 2, down)]
+                stage += [IBasicBlock(planes, planes, 1, None) for _ in range(1, blocks)]
+                stages.append(nn.Sequential(*stage))
+                cin = planes
+            self.layers = nn.Sequential(*stages)
+            self.bn2 = nn.BatchNorm2d(512, eps=1e-5)
+            self.dropout = nn.Dropout(0.0)
+            self.fc = nn.Linear(512 * 7 * 7, emb)
+            self.features = nn.BatchNorm1d(emb, eps=1e-5)
+            nn.init.constant_(self.features.weight, 1.0)
+            self.features.weight.requires_grad = False
+
+        def forward(self, x):
+            x = self.layers(self.prelu(self.bn1(self.conv1(x))))
+            x = self.dropout(torch.flatten(self.bn2(x), 1))
+            return self.features(self.fc(x))
+
+    layers = {18: [2, 2, 2, 2], 50: [3, 4, 14, 3]}[depth]
+    model = IResNet(layers).to(memory_format=torch.channels_last)
+    if world > 1:
+        model = nn.parallel.DistributedDataParallel(model)
+    rank = int(os.environ.get("RANK", "0"))
+    # PartialFC at sample rate 1: this rank's shard of the class centres.
+    shard = classes // world + (rank < classes % world)
+    centres = nn.Parameter(torch.normal(0, 0.01, (shard, 512)))
+    opt = torch.optim.SGD([{"params": model.parameters()}, {"params": [centres]}], lr=0.1,
+                          momentum=0.9, weight_decay=5e-4)
+    images = torch.randn(batch, 3, 112, 112).contiguous(memory_format=torch.channels_last)
+    labels = torch.randint(0, shard, (batch,))
+    s, m = 64.0, 0.5
+
+    def step():
+        emb = model(images)
+        cos = F.linear(F.normalize(emb), F.normalize(centres)).clamp(-1, 1)
+        with torch.no_grad():
+            target = torch.cos(torch.acos(cos[torch.arange(batch), labels]) + m)
+        logits = cos.clone()
+        logits[torch.arange(batch), labels] = target + (cos[torch.arange(batch), labels]
+                                                        - cos[torch.arange(batch), labels].detach())
+        loss = F.cross_entropy(logits * s, labels)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+        opt.step()
+
+    for _ in range(warmup):
+        step()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    seconds = time.perf_counter() - start
+    if rank == 0:
+        print(f"samples/s {batch * world * steps / seconds:.3f}")
+
+
+def embed(model, batch, images, copies, threads):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    data = np.random.default_rng(0).standard_normal((batch * copies, 3, 112, 112),
+                                                     dtype=np.float32)
+    session.run(None, {"data": data})
+    start = time.perf_counter()
+    for _ in range(0, images, batch):
+        session.run(None, {"data": data})
+    seconds = time.perf_counter() - start
+    done = (images + batch - 1) // batch * batch
+    print(f"images/s {done / seconds:.3f}")
+
+
+if __name__ == "__main__":
+    what, args = sys.argv[1], sys.argv[2:]
+    if what == "train":
+        train(*map(int, args))
+    else:
+        embed(args[0], *map(int, args[1:]))

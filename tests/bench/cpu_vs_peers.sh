@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# pfc against its peers on the same CPU cores, interleaved in one run (a benchmark, not a test):
+#   training   pfc train vs PyTorch (cpu_peers.py: arcface_torch's iresnet as a small torch
+#              module, the same batch, 1000 classes, SGD), r18 and r50 at batch 8 and 32;
+#   embedding  pfc embed vs onnxruntime running pfc's own exported model, r50 at batch 1 and 64;
+#   verify     pfc verify (each image and its mirror image) vs onnxruntime's two forwards per
+#              image, r50 at pfc verify's batch;
+# each at two layouts of the cores: 2 ranks x 1 thread and 1 rank x 2 threads (OMP_NUM_THREADS;
+# PyTorch as 2 DistributedDataParallel processes over gloo or 1 process of 2 threads;
+# onnxruntime as 2 processes of 1 thread or 1 of 2). Prints one table, pfc / peer per row.
+#
+#   tests/bench/cpu_vs_peers.sh [BUILD_DIR]       (default build; run from the project folder)
+# Variables: BENCH_STEPS (timed training steps, 6), BENCH_REPEATS (interleaved rounds, 2; the
+# best of each is kept), BENCH_CASES (a regular expression over the case names, all by default),
+# BENCH_WORK (a folder to keep the files in). The peers come from a PyPI virtual environment
+# under the build folder (tests/support/python_venv.sh torch torch onnxruntime numpy).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+pfc=$build/bin/pfc
+steps=${BENCH_STEPS:-6} repeats=${BENCH_REPEATS:-2} cases=${BENCH_CASES:-.}
+warmup=2 classes=1000 embed_images=192 verify_pairs=48
+# arcface_torch's iresnet over input/smoke.toml's small defaults.
+network=(--set image_size=112 --set widths=[64,128,256,512] --set embedding_size=512)
+export PFC_BINARY_DIR=$build OPENBLAS_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
+export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
+python=$(bash "$root/tests/support/python_venv.sh" torch torch onnxruntime numpy)
+work=${BENCH_WORK:-$(mktemp -d)}
+mkdir -p "$work"
+echo "cpu_vs_peers: $(nproc) CPUs, $("$pfc" info | grep 'CPU backend'), files in $work"
+
+# layout NAME -> ranks and threads
+ranks_of() { [ "$1" = 2x1 ] && echo 2 || echo 1; }
+threads_of() { [ "$1" = 2x1 ] && echo 1 || echo 2; }
+
+pfc_train() {  # pfc_train DEPTH BATCH LAYOUT: samples/s (steady state, all ranks)
+  local out=$work/train-$1-$2-$3-$RANDOM ranks threads
+  ranks=$(ranks_of "$3") threads=$(threads_of "$3")
+  OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" train "$root/input/smoke.toml" \
+    --set network=\"r$1\" "${network[@]}" --set batch_size="$2" \
+    --set num_classes=$classes --set method=\"pfc\" --set sample_rate=1.0 --set fp16=false \
+    --set steps=$((warmup + steps)) --set frequent=1 --set checkpoint_every=-1 \
+    --set output=\""$out"\" >"$out.log" 2>&1 || { tail -5 "$out.log" >&2; echo 0; return; }
+  /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r'); import numpy as np; \
+s=f['steps/samples_per_s'][:]; print(f'{np.median(s[$warmup:]):.3f}')" "$out/metrics.h5"
+}
+
+torch_train() {  # torch_train DEPTH BATCH LAYOUT
+  local ranks threads
+  ranks=$(ranks_of "$3") threads=$(threads_of "$3")
+  if [ "$ranks" = 1 ]; then
+    "$python" "$here/cpu_peers.py" train "$1" "$2" $classes $steps $warmup "$threads"
+  else
+    local port=$((29500 + RANDOM % 1000)) pids=()
+    for r in 0 1; do
+      WORLD_SIZE=2 RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        "$python" "$here/cpu_peers.py" train "$1" "$2" $classes $steps $warmup 1 &
+      pids+=($!)
+    done
+    wait "${pids[@]}"
+  fi | awk '/samples\/s/ {print $2}'
+}
+
+# A trained r50 (one step), its ONNX export and a verification file of 112x112 faces.
+prepare_model() {
+  [ -f "$work/r50.onnx" ] && return
+  "$build/bin/pfc_make_faces" "$work/faces" 24 $((verify_pairs / 6)) 112 --photos 0 >/dev/null
+  python3 "$root/tests/integration/learning/write_verification_bin.py" "$work/faces" \
+    $verify_pairs 7 "$work/faces.bin" "$work/faces_py3.bin" >/dev/null
+  OMP_NUM_THREADS=2 "$pfc" train "$root/input/smoke.toml" --set network=\"r50\" \
+    "${network[@]}" --set batch_size=2 --set steps=1 \
+    --set checkpoint_every=1 --set output=\""$work/r50"\" >"$work/r50.log" 2>&1
+  "$pfc" export "$work/r50" "$work/r50.onnx" >/dev/null
+  # embed_images images from the faces, repeated.
+  python3 - "$work" $embed_images <<'PY'
+import pickle, sys
+work, n = sys.argv[1], int(sys.argv[2])
+bins, issame = pickle.load(open(f"{work}/faces_py3.bin", "rb"), encoding="bytes")
+images = [bins[i % len(bins)] for i in range(n)]
+pickle.dump((images, [True] * (n // 2)), open(f"{work}/embed.bin", "wb"), protocol=4)
+PY
+}
+
+pfc_embed() {  # pfc_embed BATCH LAYOUT: images/s from pfc's own progress line
+  local ranks threads log=$work/embed-$1-$2.log
+  ranks=$(ranks_of "$2") threads=$(threads_of "$2")
+  OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" embed "$work/r50" \
+    "$work/embed.bin" --batch-size "$1" --output "$work/embed-$1-$2.h5" >"$log" 2>&1 ||
+    { tail -5 "$log" >&2; echo 0; return; }
+  grep -o '[0-9.]* images/s' "$log" | tail -1 | awk '{print $1}'
+}
+
+pfc_verify() {  # pfc_verify LAYOUT: images/s (each with its mirror image)
+  local ranks threads log=$work/verify-$1.log
+  ranks=$(ranks_of "$1") threads=$(threads_of "$1")
+  OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" verify "$work/r50" \
+    "$work/faces.bin" >"$log" 2>&1 || { tail -5 "$log" >&2; echo 0; return; }
+  grep -o '[0-9.]* ms per image' "$log" | awk '{printf "%.3f\n", 1000 / $1}'
+}
+
+ort_embed() {  # ort_embed BATCH COPIES LAYOUT: images/s
+  local ranks threads
+  ranks=$(ranks_of "$3") threads=$(threads_of "$3")
+  local per=$((embed_images / ranks)) pids=() r
+  for ((r = 0; r < ranks; r++)); do
+    "$python" "$here/cpu_peers.py" embed "$work/r50.onnx" "$1" $per "$2" "$threads" \
+      >"$work/ort-$r.out" &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  cat "$work"/ort-[0-9].out | awk '/images\/s/ {s += $2} END {printf "%.3f\n", s}'
+}
+
+best() { printf '%s\n' "$@" | sort -g | tail -1; }
+declare -A ours theirs
+record() {  # record CASE OURS THEIRS
+  ours[$1]=$(best ${ours[$1]:-} "$2")
+  theirs[$1]=$(best ${theirs[$1]:-} "$3")
+}
+
+order=()
+for layout in 2x1 1x2; do
+  for depth in 18 50; do
+    for batch in 8 32; do order+=("train r$depth batch $batch $layout"); done
+  done
+  for batch in 1 64; do order+=("embed r50 batch $batch $layout"); done
+  order+=("verify r50 mirror $layout")
+done
+for ((round = 1; round <= repeats; round++)); do
+  for name in "${order[@]}"; do
+    [[ $name =~ $cases ]] || continue
+    read -r what net _ arg layout <<<"$name"
+    case $what in
+      train)
+        a=$(pfc_train "${net#r}" "$arg" "$layout")
+        b=$(torch_train "${net#r}" "$arg" "$layout")
+        ;;
+      embed)
+        prepare_model
+        a=$(pfc_embed "$arg" "$layout")
+        b=$(ort_embed "$arg" 1 "$layout")
+        ;;
+      verify)
+        prepare_model
+        a=$(pfc_verify "$layout")
+        b=$(ort_embed 16 2 "$layout")
+        ;;
+    esac
+    record "$name" "$a" "$b"
+    echo "round $round: $name: pfc $a, peer $b" >&2
+  done
+done
+
+printf '\n| case (ranks x threads) | pfc | peer | pfc / peer |\n|---|---|---|---|\n'
+for name in "${order[@]}"; do
+  [ -n "${ours[$name]:-}" ] || continue
+  peer=PyTorch unit=samples/s
+  [[ $name == train* ]] || { peer=onnxruntime; unit=images/s; }
+  awk -v n="$name" -v a="${ours[$name]}" -v b="${theirs[$name]}" -v p="$peer" -v u="$unit" \
+    'BEGIN {printf "| %s | %.2f %s | %.2f (%s) | %.2fx |\n", n, a, u, b, p, (b > 0 ? a / b : 0)}'
+done
