@@ -26,7 +26,9 @@ bool named_like_a_result(const fs::path& path) {
 
 FoundIjbResults find_ijb_results(const std::vector<std::string>& paths) {
   FoundIjbResults found;
-  std::vector<std::string> files = report_files(paths, named_like_a_result, found.unreadable);
+  // Folders that cannot be listed are find_bench_runs' to report: it walks the same ones.
+  std::vector<std::string> folder_problems;
+  std::vector<std::string> files = report_files(paths, named_like_a_result, folder_problems);
   std::erase_if(files, [](const std::string& file) { return !is_ijb_result(file); });
   for (const std::string& file : files) {
     try {

@@ -16,7 +16,8 @@ struct FoundIjbResults {
 };
 
 // The files named ijb*.h5 (any case) under each folder of `paths`, recursively, that pfc ijb
-// wrote (others of that name are skipped), and any file of `paths` that pfc ijb wrote.
+// wrote (others of that name are skipped), and any file of `paths` that pfc ijb wrote. Folders
+// that cannot be listed are left to find_bench_runs (io/report_runs.h) to report.
 FoundIjbResults find_ijb_results(const std::vector<std::string>& paths);
 
 // "## IJB 1:1 verification: TAR (%) at FAR" and a table: file, target, step, network, one
