@@ -136,8 +136,9 @@ verified=$accuracy
 [ "$verified" = "$after" ] || fail "pfc verify gives $verified, the run's last verification $after"
 
 # IJB-C's 1:1 protocol (pfc ijb) on loose crops of identities never trained on: the trained
-# network verifies templates better than the untrained one. One rank (ijb.sh shares the images
-# over ranks) and about 200 images: seconds.
+# network verifies templates better than the untrained one (measured with 24 identities: AUC
+# 0.697 -> 0.943, TAR at FAR 0.1 0.375 -> 0.847). One rank (ijb.sh shares the images over
+# ranks) and about 200 images: seconds.
 "$bin_dir/pfc_make_ijb" "$work/ijb" ijbc $ijb_ids --first 200000 --size $size --impostors 10 \
   >/dev/null || fail "pfc_make_ijb"
 for run in untrained trained; do
