@@ -23,25 +23,27 @@ std::vector<double> template_features(std::span<const float> features, std::int6
       return images.template_index[ua] < images.template_index[ub];
     return images.media_ids[ua] < images.media_ids[ub];
   });
-  std::vector<double> templates(images.templates.size() * e, 0.0);
-  std::vector<double> media(e);
+  // f32 as numpy computes them on the f32 features: each media's mean (its rows added in list
+  // order, then divided by their count) and the sum over the medias (in ascending media id,
+  // np.unique's order); only the normalisation and the scores are f64.
+  std::vector<float> sums(images.templates.size() * e, 0.0f);
+  std::vector<float> media(e);
   for (std::size_t g = 0; g < order.size();) {
     const auto first = static_cast<std::size_t>(order[g]);
     const std::int32_t t = images.template_index[first];
     const std::int64_t m = images.media_ids[first];
-    std::fill(media.begin(), media.end(), 0.0);
+    std::fill(media.begin(), media.end(), 0.0f);
     std::size_t count = 0;
     for (; g < order.size(); ++g, ++count) {
       const auto i = static_cast<std::size_t>(order[g]);
       if (images.template_index[i] != t || images.media_ids[i] != m) break;
       const float* f = features.data() + i * e;
-      // The product in f32, as numpy multiplies the f32 features by the f32 scores.
-      for (std::size_t k = 0; k < e; ++k)
-        media[k] += static_cast<double>(f[k] * images.faceness[i]);
+      for (std::size_t k = 0; k < e; ++k) media[k] += f[k] * images.faceness[i];
     }
-    double* out = templates.data() + static_cast<std::size_t>(t) * e;
-    for (std::size_t k = 0; k < e; ++k) out[k] += media[k] / static_cast<double>(count);
+    float* out = sums.data() + static_cast<std::size_t>(t) * e;
+    for (std::size_t k = 0; k < e; ++k) out[k] += media[k] / static_cast<float>(count);
   }
+  std::vector<double> templates(sums.begin(), sums.end());
   for (std::size_t t = 0; t < images.templates.size(); ++t) {
     double* row = templates.data() + t * e;
     double norm = 0;

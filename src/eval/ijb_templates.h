@@ -3,7 +3,8 @@
 // its embedding plus its mirror image's, not normalised, times its faceness score; a
 // template's feature is the sum over its medias of the mean over each media's images,
 // L2-normalised (a zero feature stays zero, as sklearn's normalize leaves it); a pair's score
-// is the dot product of its two templates' features. Computed in f64 from the f32 features.
+// is the dot product of its two templates' features. The pooling is numpy's f32 arithmetic in
+// numpy's order, the normalisation and the scores f64, as in the script.
 #pragma once
 
 #include <cstdint>

@@ -138,10 +138,10 @@ def main():
 
     check("template ids", np.array_equal(ours["templates"], unique_templates))
     worst = np.abs(ours["template_features"] - template_norm_feats).max()
-    check(f"template features differ by {worst:.2e}", worst <= 1e-6)
+    check(f"template features differ by {worst:.2e}", worst <= 1e-12)
     worst = np.abs(ours["scores"] - score).max()
     print(f"scores: {len(score)} pairs, largest difference to pfc's {worst:.2e}")
-    check(f"scores differ by {worst:.2e}", worst <= 1e-6)
+    check(f"scores differ by {worst:.2e}", worst <= 1e-12)
     check("labels", np.array_equal(ours["labels"], label))
     check(f"ROC points: pfc {len(ours['roc/fpr'])}, reference {len(fpr)}",
           len(ours["roc/fpr"]) == len(fpr))
