@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "train/run_control.h"
 
 namespace pfc {
 
@@ -76,6 +77,9 @@ void IjbImageSource::check(const std::vector<ImageRange>& ranges) {
   std::int64_t failed = 0;
   for (const ImageRange& range : ranges) {
     for (std::int64_t begin = range.begin; begin < range.end; begin += batch_size_) {
+      // IJB-C's check takes minutes on a few cores: a scheduler's SIGTERM ends it here.
+      if (stop_requested())
+        throw Error("stopped by a signal while the images were checked; nothing was written");
       prepare(begin, std::min(range.end, begin + batch_size_));
       for (std::int64_t i = begin; i < prepared_end_; ++i) {
         if (errors_[static_cast<std::size_t>(i - begin)].empty()) continue;
