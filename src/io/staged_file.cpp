@@ -32,10 +32,17 @@ std::array<std::atomic<bool>, kSlots> g_in_use{};
 constexpr std::array<int, 2> kInterrupts = {SIGINT, SIGTERM};
 std::array<struct sigaction, 2> g_previous{};
 std::array<bool, 2> g_installed{};
-std::mutex g_mutex;  // registering and releasing slots, installing the handlers
-int g_registered = 0;
+std::mutex g_mutex;  // claiming and releasing slots, installing the handlers
+int g_users = 0;     // staged files alive or being made: the handlers are installed while > 0
+// While > 0 an interrupt waits (InterruptsDeferred); the last one that arrived meanwhile.
+std::atomic<int> g_deferring{0};
+std::atomic<int> g_pending{0};
 
 void remove_temporaries_and_end(int signal_number) {
+  if (g_deferring.load() > 0) {
+    g_pending.store(signal_number);
+    return;
+  }
   for (int i = 0; i < kSlots; ++i)
     if (g_in_use[i].load()) ::unlink(g_paths[i].data());
   // What the signal would have done without us (end the process, or a handler of the
@@ -45,7 +52,9 @@ void remove_temporaries_and_end(int signal_number) {
   ::raise(signal_number);
 }
 
-void install_handlers() {
+void use_handlers() {
+  std::lock_guard lock(g_mutex);
+  if (g_users++ > 0) return;
   for (std::size_t s = 0; s < kInterrupts.size(); ++s) {
     struct sigaction previous {};
     ::sigaction(kInterrupts[s], nullptr, &previous);
@@ -53,13 +62,16 @@ void install_handlers() {
     if (previous.sa_handler == SIG_IGN) continue;
     struct sigaction action {};
     action.sa_handler = remove_temporaries_and_end;
+    action.sa_flags = SA_RESTART;
     sigemptyset(&action.sa_mask);
     ::sigaction(kInterrupts[s], &action, &g_previous[s]);
     g_installed[s] = true;
   }
 }
 
-void restore_handlers() {
+void stop_using_handlers() {
+  std::lock_guard lock(g_mutex);
+  if (--g_users > 0) return;
   for (std::size_t s = 0; s < kInterrupts.size(); ++s)
     if (g_installed[s]) {
       ::sigaction(kInterrupts[s], &g_previous[s], nullptr);
@@ -67,7 +79,7 @@ void restore_handlers() {
     }
 }
 
-int register_for_cleanup(const fs::path& path) {
+int claim_slot(const fs::path& path) {
   const std::string text = fs::absolute(path).string();
   if (text.size() >= kPathBytes) return -1;
   std::lock_guard lock(g_mutex);
@@ -75,17 +87,16 @@ int register_for_cleanup(const fs::path& path) {
     if (g_in_use[i].load()) continue;
     std::memcpy(g_paths[i].data(), text.c_str(), text.size() + 1);
     g_in_use[i].store(true);
-    if (g_registered++ == 0) install_handlers();
     return i;
   }
   return -1;
 }
 
-void release_cleanup(int slot) {
+void release_slot(int& slot) {
   if (slot < 0) return;
   std::lock_guard lock(g_mutex);
   g_in_use[slot].store(false);
-  if (--g_registered == 0) restore_handlers();
+  slot = -1;
 }
 
 bool same_file(int fd, const fs::path& path) {
@@ -94,35 +105,32 @@ bool same_file(int fd, const fs::path& path) {
          opened.st_dev == named.st_dev && opened.st_ino == named.st_ino;
 }
 
-// SIGINT and SIGTERM held back (delivered when it ends) for as long as it lives.
-class InterruptsHeld {
+// While it lives, SIGINT and SIGTERM wait, in whichever thread they arrive, so that files
+// change hands (a temporary is created and claimed; temporaries are renamed into place)
+// without a moment in which an interrupt would leave a temporary behind, remove another
+// process's, or rename half of a set. One that arrived meanwhile takes effect at its end.
+class InterruptsDeferred {
  public:
-  InterruptsHeld() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int s : kInterrupts) sigaddset(&set, s);
-    ::pthread_sigmask(SIG_BLOCK, &set, &previous_);
+  InterruptsDeferred() { g_deferring.fetch_add(1); }
+  ~InterruptsDeferred() {
+    if (g_deferring.fetch_sub(1) == 1)
+      if (const int signal_number = g_pending.exchange(0); signal_number != 0)
+        ::raise(signal_number);
   }
-  ~InterruptsHeld() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-  InterruptsHeld(const InterruptsHeld&) = delete;
-  InterruptsHeld& operator=(const InterruptsHeld&) = delete;
-
- private:
-  sigset_t previous_;
+  InterruptsDeferred(const InterruptsDeferred&) = delete;
+  InterruptsDeferred& operator=(const InterruptsDeferred&) = delete;
 };
 
-}  // namespace
-
-StagedFile::StagedFile(fs::path final_path)
-    : final_(std::move(final_path)), temporary_(final_.string() + ".tmp") {
+// Opens and locks `temporary` (see the constructor); the descriptor.
+int open_and_lock(const fs::path& temporary, const fs::path& final_path) {
   // Opened without truncating: another process's temporary must survive our look at it; and
   // without following a link, which would make whatever it names ours to truncate. The rename
   // of a finished one can come between open and flock, so the lock must be on the file that
   // still has the name.
-  for (int attempt = 0; attempt < 3 && lock_fd_ < 0; ++attempt) {
-    const int fd = ::open(temporary_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const int fd = ::open(temporary.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
-      throw Error(fmt::format("cannot create '{}': {}", temporary_.string(),
+      throw Error(fmt::format("cannot create '{}': {}", temporary.string(),
                               std::strerror(errno)));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int saved_errno = errno;
@@ -130,36 +138,46 @@ StagedFile::StagedFile(fs::path final_path)
       if (saved_errno == EWOULDBLOCK)
         throw UsageError(fmt::format("'{}' is being written by another process now (it holds "
                                      "'{}'); wait until it ends, or write another file",
-                                     final_.string(), temporary_.string()));
-      throw Error(fmt::format("cannot lock '{}': {}", temporary_.string(),
+                                     final_path.string(), temporary.string()));
+      throw Error(fmt::format("cannot lock '{}': {}", temporary.string(),
                               std::strerror(saved_errno)));
     }
-    if (same_file(fd, temporary_))
-      lock_fd_ = fd;
-    else
-      ::close(fd);
+    if (same_file(fd, temporary)) return fd;
+    ::close(fd);
   }
-  if (lock_fd_ < 0)
-    throw Error(fmt::format("cannot take hold of '{}': other processes keep replacing it",
-                            temporary_.string()));
-  // What a killed command left there is not ours to keep.
-  if (::ftruncate(lock_fd_, 0) != 0) {
-    const int saved_errno = errno;
-    ::close(lock_fd_);
-    throw Error(fmt::format("cannot write '{}': {}", temporary_.string(),
-                            std::strerror(saved_errno)));
+  throw Error(fmt::format("cannot take hold of '{}': other processes keep replacing it",
+                          temporary.string()));
+}
+
+}  // namespace
+
+StagedFile::StagedFile(fs::path final_path)
+    : final_(std::move(final_path)), temporary_(final_.string() + ".tmp") {
+  use_handlers();
+  try {
+    const InterruptsDeferred deferred;
+    lock_fd_ = open_and_lock(temporary_, final_);
+    // What a killed command left there is not ours to keep.
+    if (::ftruncate(lock_fd_, 0) != 0)
+      throw Error(fmt::format("cannot write '{}': {}", temporary_.string(),
+                              std::strerror(errno)));
+    cleanup_slot_ = claim_slot(temporary_);
+  } catch (...) {
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    stop_using_handlers();
+    throw;
   }
-  cleanup_slot_ = register_for_cleanup(temporary_);
 }
 
 StagedFile::~StagedFile() {
   if (!committed_) ::unlink(temporary_.c_str());
-  release_cleanup(cleanup_slot_);
+  release_slot(cleanup_slot_);
   if (lock_fd_ >= 0) ::close(lock_fd_);
+  stop_using_handlers();
 }
 
 void commit_staged_files(std::initializer_list<StagedFile*> files) {
-  const InterruptsHeld held;
+  const InterruptsDeferred deferred;
   for (StagedFile* file : files) {
     // The lock's descriptor is the temporary itself: its data reaches the disk before its
     // new name does.
@@ -168,6 +186,8 @@ void commit_staged_files(std::initializer_list<StagedFile*> files) {
                               std::strerror(errno)));
     rename_durably(file->temporary_, file->final_);
     file->committed_ = true;
+    // Its name is no longer ours: an interrupt must not remove a new writer's temporary.
+    release_slot(file->cleanup_slot_);
   }
 }
 

@@ -5,7 +5,9 @@
 // - The temporary is locked (flock) while it is written: a second command writing the same NAME
 //   at the same time is refused with a message naming it, instead of both writing one
 //   temporary. A temporary that a killed command left (no lock) is taken over.
-// - SIGINT and SIGTERM remove the temporaries before they end the process as they would have.
+// - SIGINT and SIGTERM remove the temporaries before they end the process as they would have;
+//   one that arrives while a temporary is created, or while temporaries are renamed into place,
+//   waits until that is done (in whichever thread it arrives).
 // - Destroyed without being committed (an error), it removes its temporary.
 #pragma once
 
