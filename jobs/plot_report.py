@@ -209,15 +209,21 @@ def read_ijb(path):
 def plot_ijb(paths, out_dir):
     """roc.png: eval_ijbc.py's figure, one curve per result, FAR on a log axis."""
     fig, ax = plt.subplots(figsize=(7, 5))
+    # The script's TPR axis starts at 0.3; lower when a curve runs below it (a weak network),
+    # so that every curve shows.
+    bottom = 0.3
     for i, path in enumerate(paths):
         label, fpr, tpr, roc_auc = read_ijb(path)
         ax.plot(fpr, tpr, color=f"C{i}", lw=1, label=f"[{label} (AUC = {roc_auc * 100:.4f} %)]")
+        shown = tpr[(fpr >= IJB_FARS[0]) & (fpr <= IJB_FARS[-1])]
+        if len(shown):
+            bottom = min(bottom, math.floor(float(shown.min()) * 10) / 10)
     ax.set_xlim([IJB_FARS[0], IJB_FARS[-1]])
-    ax.set_ylim([0.3, 1.0])
+    ax.set_ylim([bottom, 1.0])
     ax.grid(linestyle="--", linewidth=1)
     ax.set_xscale("log")
     ax.set_xticks(IJB_FARS)
-    ax.set_yticks([0.3 + 0.1 * k for k in range(8)])
+    ax.set_yticks([round(bottom + 0.1 * k, 1) for k in range(round((1.0 - bottom) * 10) + 1)])
     ax.set_xlabel("False Positive Rate")
     ax.set_ylabel("True Positive Rate")
     ax.set_title("ROC on IJB")
