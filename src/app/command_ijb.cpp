@@ -3,7 +3,8 @@
 // (eval/ijb_protocol.h: the files; data/face_align.h: the alignment; eval/ijb_templates.h: the
 // pooling; eval/ijb_roc.h: the ROC and the table), on any backend and over the ranks of an
 // mpiexec/srun job, which share the images. Every file and every image is checked before the
-// embedding pass; the result is written under a temporary name and renamed when complete.
+// embedding pass; the result is written under a temporary name and renamed when complete
+// (io/staged_file.h).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "app/commands.h"
@@ -22,7 +24,7 @@
 #include "eval/ijb_table.h"
 #include "eval/image_progress.h"
 #include "eval/open_backbone.h"
-#include "io/durable_file.h"
+#include "io/staged_file.h"
 #include "train/run_control.h"
 
 namespace pfc {
@@ -70,16 +72,6 @@ void check_output(const std::string& output) {
                                  output));
 }
 
-// Removes the temporary file unless it was renamed into place.
-struct TemporaryFile {
-  fs::path path;
-  bool kept = false;
-  ~TemporaryFile() {
-    std::error_code ignored;
-    if (!kept) fs::remove(path, ignored);
-  }
-};
-
 int run_ijb(const IjbOptions& options) {
   if (options.fp16 && options.device != "cuda")
     throw UsageError("--fp16 needs --device cuda (the CPU backend computes in f32)");
@@ -101,7 +93,13 @@ int run_ijb(const IjbOptions& options) {
   Backbone& backbone = *opened.backbone;
   const std::string output =
       options.output.empty() ? default_output(opened.checkpoint, target) : options.output;
-  if (leader) check_output(output);
+  // Staged from the start (io/staged_file.h): a second pfc ijb writing the same file is refused
+  // before its long pass, and an interrupt removes the temporary.
+  std::optional<StagedFile> staged;
+  if (leader) {
+    check_output(output);
+    staged.emplace(output);
+  }
 
   // Every rank aligns images, so every rank reads the image lists; the pairs are rank 0's.
   auto start = Clock::now();
@@ -153,10 +151,8 @@ int run_ijb(const IjbOptions& options) {
              1e3 * pass_seconds / static_cast<double>(s.images));
   std::fflush(stdout);
 
-  TemporaryFile temporary{output + ".tmp"};
-  write_ijb_result(temporary.path.string(), result);
-  rename_durably(temporary.path, output);
-  temporary.kept = true;
+  write_ijb_result(staged->temporary().string(), result);
+  commit_staged_files({&*staged});
   fmt::print("wrote {}\n", output);
   return kExitOk;
 }
