@@ -61,3 +61,4 @@ pfc_script_test(integration.import_run import_run.sh LABELS integration TIMEOUT 
 # install into the build folder's `torch` venv is shared by every test that needs PyTorch).
 pfc_script_test(integration.import_torch import_torch.sh LABELS integration TIMEOUT 900)
 set_tests_properties(integration.import_torch PROPERTIES COST 300)
+pfc_script_test(integration.ijb ijb.sh LABELS "integration;mpi" TIMEOUT 600)
