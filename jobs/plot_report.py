@@ -18,8 +18,14 @@ each has its legend entry.
     build/bin/pfc report output/run --verification-csv output/run/verification.csv
     python3 jobs/plot_report.py --verification output/run/verification.csv
 writes accuracy.png (Accuracy-Flip, mean and +-std over the folds, per run and target).
+
+    build/bin/pfc ijb output/run IJB_C_ROOT --target IJBC
+    python3 jobs/plot_report.py --ijb output/run/ijbc_step_*.h5 --out output/run
+writes roc.png: the ROC of each `pfc ijb` result, TAR against FAR on a log axis, as
+eval_ijbc.py draws it (needs h5py, python3-h5py).
 Needs matplotlib (python3-matplotlib); the CSVs' columns are documented in
-src/io/report_format.h and src/io/report_verification.h.
+src/io/report_format.h and src/io/report_verification.h, pfc ijb's file in
+src/io/ijb_result_file.h.
 """
 import argparse
 import csv
@@ -187,22 +193,69 @@ def plot_verification(rows, out_dir):
     return path
 
 
+IJB_FARS = [1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1]
+
+
+def read_ijb(path):
+    """(label, fpr, tpr, auc) of a file `pfc ijb` wrote."""
+    import h5py  # only here: the other figures read CSVs
+    with h5py.File(path, "r") as f:
+        if "ijb_target" not in f.attrs:
+            sys.exit(f"plot_report: {path} is not a file written by `pfc ijb`")
+        label = f"{f.attrs['ijb_target']} step {int(f.attrs['step'])} ({os.path.basename(path)})"
+        return label, f["roc/fpr"][:], f["roc/tpr"][:], float(f.attrs["auc"])
+
+
+def plot_ijb(paths, out_dir):
+    """roc.png: eval_ijbc.py's figure, one curve per result, FAR on a log axis."""
+    fig, ax = plt.subplots(figsize=(7, 5))
+    # The script's TPR axis starts at 0.3; lower when a curve runs below it (a weak network),
+    # so that every curve shows.
+    bottom = 0.3
+    for i, path in enumerate(paths):
+        label, fpr, tpr, roc_auc = read_ijb(path)
+        ax.plot(fpr, tpr, color=f"C{i}", lw=1, label=f"[{label} (AUC = {roc_auc * 100:.4f} %)]")
+        shown = tpr[(fpr >= IJB_FARS[0]) & (fpr <= IJB_FARS[-1])]
+        if len(shown):
+            bottom = min(bottom, math.floor(float(shown.min()) * 10) / 10)
+    ax.set_xlim([IJB_FARS[0], IJB_FARS[-1]])
+    ax.set_ylim([bottom, 1.0])
+    ax.grid(linestyle="--", linewidth=1)
+    ax.set_xscale("log")
+    ax.set_xticks(IJB_FARS)
+    ax.set_yticks([round(bottom + 0.1 * k, 1) for k in range(round((1.0 - bottom) * 10) + 1)])
+    ax.set_xlabel("False Positive Rate")
+    ax.set_ylabel("True Positive Rate")
+    ax.set_title("ROC on IJB")
+    ax.legend(loc="lower right", fontsize=7)
+    fig.tight_layout()
+    path = os.path.join(out_dir, "roc.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("csv", nargs="?", help="CSV written by `pfc report --csv FILE`")
     parser.add_argument("--verification",
                         help="CSV written by `pfc report --verification-csv FILE`")
-    parser.add_argument("--out", help="folder for the PNGs (default: the CSV's folder)")
+    parser.add_argument("--ijb", nargs="+", metavar="RESULT.h5",
+                        help="files written by `pfc ijb`: their ROC in roc.png")
+    parser.add_argument("--out", help="folder for the PNGs (default: the first input's folder)")
     args = parser.parse_args()
-    if not args.csv and not args.verification:
-        parser.error("give the report CSV, --verification CSV, or both")
-    out_dir = args.out or os.path.dirname(os.path.abspath(args.csv or args.verification))
+    if not args.csv and not args.verification and not args.ijb:
+        parser.error("give the report CSV, --verification CSV, --ijb files, or several")
+    first = args.csv or args.verification or args.ijb[0]
+    out_dir = args.out or os.path.dirname(os.path.abspath(first))
     os.makedirs(out_dir, exist_ok=True)
     if args.csv:
         for path in plot(read_rows(args.csv), out_dir):
             print(path)
     if args.verification:
         print(plot_verification(read_verification(args.verification), out_dir))
+    if args.ijb:
+        print(plot_ijb(args.ijb, out_dir))
 
 
 if __name__ == "__main__":

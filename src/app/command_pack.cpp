@@ -17,6 +17,7 @@
 
 #include "app/commands.h"
 #include "core/error.h"
+#include "data/aligned_photos.h"
 #include "data/dataset_packer.h"
 #include "io/output_path.h"
 #include "io/staged_file.h"
@@ -33,6 +34,7 @@ struct PackOptions {
   std::string out_prefix;
   std::string image_size = "112";
   bool force = false;
+  std::string landmarks;
 };
 
 // --image-size as a whole number of pixels whose decoding fits in this host's memory (a JPEG
@@ -104,12 +106,17 @@ int run_pack(const PackOptions& options) {
                                  world_size));
   const std::int64_t image_size = parse_image_size(options.image_size);
   check_out_prefix(options.out_prefix, options.force);
+  // The landmark file is checked whole before anything is written.
+  std::unique_ptr<AlignedPhotos> aligned;
+  if (!options.landmarks.empty())
+    aligned = std::make_unique<AlignedPhotos>(options.landmarks, options.image_dir, image_size);
   const fs::path rec_path = options.out_prefix + ".rec";
   const fs::path idx_path = options.out_prefix + ".idx";
   NewFolders folders(rec_path.parent_path());
   StagedFile rec(rec_path), idx(idx_path);
   const PackSummary summary = pack_image_folder(
-      options.image_dir, {rec.temporary().string(), idx.temporary().string()}, image_size);
+      options.image_dir, {rec.temporary().string(), idx.temporary().string()}, image_size,
+      aligned.get());
   commit_staged_files({&rec, &idx});
   folders.keep();
 
@@ -140,8 +147,13 @@ CommandRunner add_pack_command(CLI::App& app) {
   cmd->add_option("OUT_PREFIX", options->out_prefix, "output path without .rec/.idx")
       ->required();
   cmd->add_option("--image-size", options->image_size,
-                  "width and height every image must have; others are left out")
+                  "width and height every image must have; others are left out (with "
+                  "--landmarks: the size of the aligned crops)")
       ->capture_default_str();
+  cmd->add_option("--landmarks", options->landmarks,
+                  "align raw photos of any size: FILE holds lines 'path x1 y1 ... x5 y5' (path "
+                  "relative to IMAGE_DIR; left eye, right eye, nose, mouth corners), and each "
+                  "photo is aligned as insightface aligns faces for arcface");
   cmd->add_flag("--force", options->force,
                 "replace an existing OUT_PREFIX.rec and OUT_PREFIX.idx (once the new ones are "
                 "complete)");

@@ -2,7 +2,8 @@
 // the metrics.h5 files that benchmark runs (jobs/bench_row.sh) or plans (jobs/plan_sweep.sh)
 // wrote under DIR, ours beside the seed's figures; Markdown, CSV, or both, printed and
 // optionally written to files. Runs that verified val_targets while training add a table of
-// accuracy by step (and its CSV, for jobs/plot_report.py --verification).
+// accuracy by step (and its CSV, for jobs/plot_report.py --verification), and results of
+// `pfc ijb` a table of TAR at FAR beside it.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 #include <mpi.h>
@@ -14,6 +15,7 @@
 #include "app/commands.h"
 #include "core/error.h"
 #include "io/report_format.h"
+#include "io/report_ijb.h"
 #include "io/report_runs.h"
 #include "io/report_table.h"
 #include "io/report_verification.h"
@@ -41,13 +43,23 @@ int run_report(const ReportOptions& options) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0) return kExitOk;
 
-  const FoundRuns found = find_bench_runs(options.paths);
+  // pfc ijb's results named on the command line are not runs' metrics.h5.
+  std::vector<std::string> run_paths;
+  for (const std::string& path : options.paths)
+    if (!is_ijb_result(path)) run_paths.push_back(path);
+  const FoundRuns found = find_bench_runs(run_paths);
+  const FoundIjbResults ijb = find_ijb_results(options.paths);
   for (const std::string& problem : found.unreadable)
     spdlog::warn("report: skipped {}", problem);
-  if (found.runs.empty())
+  for (const std::string& problem : ijb.unreadable) spdlog::warn("report: skipped {}", problem);
+  if (found.runs.empty() && ijb.results.empty())
     throw Error(fmt::format("report: no readable metrics.h5 under {} (runs write "
-                            "<output>/metrics.h5)",
+                            "<output>/metrics.h5) and no result of pfc ijb",
                             fmt::join(options.paths, ", ")));
+  if (found.runs.empty()) {
+    fmt::print("{}", format_ijb_markdown(ijb.results));
+    return kExitOk;
+  }
   const BenchTable table = build_bench_table(found.runs);
   for (std::size_t r = 0; r < table.identities.size(); ++r)
     for (std::size_t c = 0; c < table.columns.size(); ++c)
@@ -70,6 +82,9 @@ int run_report(const ReportOptions& options) {
   const std::vector<RunVerification> verified = read_run_verifications(paths);
   if (!verified.empty() && show_verification)
     fmt::print("\n{}", format_verification_markdown(verified));
+  // IJB-B/C beside the .bin verification: the two ways a trained network is judged.
+  if (!ijb.results.empty() && show_verification)
+    fmt::print("\n{}", format_ijb_markdown(ijb.results));
   if (!options.verification_csv_file.empty())
     write_text_file(options.verification_csv_file, format_verification_csv(verified),
                     "verification CSV");
@@ -82,7 +97,8 @@ CommandRunner add_report_command(CLI::App& app) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* cmd = app.add_subcommand(
       "report", "Rebuild the benchmark tables (speed, GB per GPU) from runs' metrics.h5 files");
-  cmd->add_option("dirs", options->paths, "folders searched recursively for metrics.h5")
+  cmd->add_option("dirs", options->paths,
+                  "folders searched recursively for metrics.h5 (and pfc ijb's ijb*.h5)")
       ->required()
       ->check(CLI::ExistingPath);
   cmd->add_option("--format", options->format, "what to print: markdown, csv or both")

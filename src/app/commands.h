@@ -20,5 +20,6 @@ CommandRunner add_verify_command(CLI::App& app);
 CommandRunner add_embed_command(CLI::App& app);
 CommandRunner add_export_command(CLI::App& app);
 CommandRunner add_import_command(CLI::App& app);
+CommandRunner add_ijb_command(CLI::App& app);
 
 }  // namespace pfc

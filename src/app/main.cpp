@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add(pfc::add_embed_command);
   add(pfc::add_export_command);
   add(pfc::add_import_command);
+  add(pfc::add_ijb_command);
 
   try {
     app.parse(argc, argv);

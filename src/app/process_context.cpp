@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
+#include <system_error>
 
 #include "core/error.h"
 
@@ -21,12 +23,44 @@ std::string& command_line_storage() {
 
 const std::string& process_command_line() { return command_line_storage(); }
 
+namespace {
+
+// The session folder this process made for Open MPI, removed when the process exits (after
+// MPI_Finalize, which empties it). A process that is killed leaves it behind, as Open MPI's
+// own session folders are left.
+std::string& private_session_base() {
+  static std::string path;
+  return path;
+}
+
+void remove_private_session_base() {
+  std::error_code ignored;
+  std::filesystem::remove_all(private_session_base(), ignored);
+}
+
+// Every isolated singleton of a host takes the same job name, so their session folders
+// (<base>/ompi.<host>.<uid>/jf.0/1/0) would be one: two starting together fail in MPI_Init
+// ("File exists"), and the first to finish removes the other's. Each gets its own base.
+void use_private_session_base() {
+  if (std::getenv("OMPI_MCA_orte_tmpdir_base") != nullptr) return;
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/pfc-mpi.XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) return;  // Open MPI's default then, as before
+  private_session_base() = pattern;
+  ::setenv("OMPI_MCA_orte_tmpdir_base", pattern.c_str(), 1);
+  std::atexit(remove_private_session_base);
+}
+
+}  // namespace
+
 void prefer_isolated_singleton() {
   // A launcher (mpiexec, srun, a PMI/PMIx server) announces itself in the environment.
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
     if (std::getenv(name) != nullptr) return;
   // 0: a value the user set stays.
   ::setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+  if (std::string(std::getenv("OMPI_MCA_ess_singleton_isolated")) == "1")
+    use_private_session_base();
 }
 
 ProcessContext::ProcessContext(int& argc, char**& argv) {

@@ -15,7 +15,9 @@ const std::string& process_command_line();
 // would fork an `orted` to hold its runtime: where only the MPI library is installed (an
 // installed tree carried to a GPU node, a container) MPI_Init then aborts. pfc never spawns
 // processes, so it asks for an isolated singleton (OMPI_MCA_ess_singleton_isolated=1), which
-// needs none, unless the variable is set already or a launcher started the process.
+// needs none, unless the variable is set already or a launcher started the process. An isolated
+// singleton also gets a session folder of its own (OMPI_MCA_orte_tmpdir_base, unless set), so
+// that several started at once on one host do not share one.
 void prefer_isolated_singleton();
 
 class ProcessContext {

@@ -44,7 +44,7 @@ std::vector<fs::path> sorted_entries(const fs::path& dir) {
 
 // Lists the identities and their decodable images, leaving out (and counting) the rest.
 std::vector<Identity> scan(const fs::path& image_dir, std::int64_t image_size,
-                           PackSummary& summary) {
+                           PackedImageMaker* maker, PackSummary& summary) {
   FaceImageDecoder decoder(image_size);
   std::vector<float> scratch(static_cast<std::size_t>(image_size * image_size * 3));
   std::vector<Identity> identities;
@@ -58,7 +58,8 @@ std::vector<Identity> scan(const fs::path& image_dir, std::int64_t image_size,
         continue;
       }
       std::string why;
-      if (!decoder.decode(read_file(file), false, scratch.data(), why)) {
+      if (maker ? !maker->check(file, why)
+                : !decoder.decode(read_file(file), false, scratch.data(), why)) {
         spdlog::warn("leaving out {}: {}", file.string(), why);
         ++summary.left_out;
         continue;
@@ -78,13 +79,13 @@ std::vector<Identity> scan(const fs::path& image_dir, std::int64_t image_size,
 }  // namespace
 
 PackSummary pack_image_folder(const std::string& image_dir, const PackFiles& files,
-                              std::int64_t image_size) {
+                              std::int64_t image_size, PackedImageMaker* maker) {
   if (!fs::is_directory(image_dir))
     throw UsageError(fmt::format("pack: IMAGE_DIR \"{}\" is not a folder", image_dir));
   if (image_size < 1)
     throw UsageError(fmt::format("pack: image size {} must be positive", image_size));
   PackSummary summary;
-  const std::vector<Identity> identities = scan(image_dir, image_size, summary);
+  const std::vector<Identity> identities = scan(image_dir, image_size, maker, summary);
   summary.identities = static_cast<std::int64_t>(identities.size());
   for (const Identity& identity : identities)
     summary.images += static_cast<std::int64_t>(identity.images.size());
@@ -111,7 +112,8 @@ PackSummary pack_image_folder(const std::string& image_dir, const PackFiles& fil
       ImageRecordHeader image_header;
       image_header.label = static_cast<float>(label);
       image_header.id = static_cast<std::uint64_t>(key);
-      writer.write(key, make_image_record(image_header, read_file(file)));
+      writer.write(key,
+                   make_image_record(image_header, maker ? maker->bytes(file) : read_file(file)));
       ++key;
     }
   }
@@ -132,11 +134,11 @@ PackSummary pack_image_folder(const std::string& image_dir, const PackFiles& fil
 }
 
 PackSummary pack_image_folder(const std::string& image_dir, const std::string& out_prefix,
-                              std::int64_t image_size) {
+                              std::int64_t image_size, PackedImageMaker* maker) {
   const fs::path parent = fs::path(out_prefix).parent_path();
   if (!parent.empty()) fs::create_directories(parent);
   return pack_image_folder(image_dir, PackFiles{out_prefix + ".rec", out_prefix + ".idx"},
-                           image_size);
+                           image_size, maker);
 }
 
 }  // namespace pfc

@@ -13,7 +13,9 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace pfc {
 
@@ -30,13 +32,25 @@ struct PackFiles {
   std::string idx_path;
 };
 
+// What a record stores for an image file, when it is not the file's own bytes (pack's
+// default: a clean image_size x image_size JPEG stored as it is). `pfc pack --landmarks`
+// aligns raw photos instead (data/aligned_photos.h).
+class PackedImageMaker {
+ public:
+  virtual ~PackedImageMaker() = default;
+  // Whether `file` can be stored; false leaves it out with `why` as the warning.
+  virtual bool check(const std::filesystem::path& file, std::string& why) = 0;
+  // The JPEG to store for a file that passed check().
+  virtual std::vector<std::uint8_t> bytes(const std::filesystem::path& file) = 0;
+};
+
 // Throws UsageError for an unusable IMAGE_DIR (missing, no identity folders, too many keys
 // for the float32 labels of the format) and Error for I/O failures.
 PackSummary pack_image_folder(const std::string& image_dir, const PackFiles& files,
-                              std::int64_t image_size);
+                              std::int64_t image_size, PackedImageMaker* maker = nullptr);
 // Writes OUT_PREFIX.rec and OUT_PREFIX.idx directly (their folder created), for tests and
 // tools; `pfc pack` writes temporaries and renames them into place (app/command_pack.cpp).
 PackSummary pack_image_folder(const std::string& image_dir, const std::string& out_prefix,
-                              std::int64_t image_size);
+                              std::int64_t image_size, PackedImageMaker* maker = nullptr);
 
 }  // namespace pfc

@@ -65,14 +65,8 @@ bool FaceImageDecoder::read_size(std::span<const std::uint8_t> bytes, int& width
     why = fmt::format("not a JPEG, PNG or BMP image (it starts with {})", start);
     return false;
   }
-  int subsampling = 0;
   int colorspace = 0;
-  if (tjDecompressHeader3(static_cast<tjhandle>(handle_), bytes.data(),
-                          static_cast<unsigned long>(bytes.size()), &width, &height,
-                          &subsampling, &colorspace) != 0) {
-    why = fmt::format("not a readable JPEG: {}", tjGetErrorStr2(static_cast<tjhandle>(handle_)));
-    return false;
-  }
+  if (!read_jpeg_header(bytes, width, height, colorspace, why)) return false;
   if (width > kMaxImageSide || height > kMaxImageSide) {
     why = fmt::format("JPEG of {}x{}, beyond {} pixels a side", width, height, kMaxImageSide);
     return false;
@@ -103,16 +97,37 @@ bool FaceImageDecoder::accepts(int width, int height, std::string& why) const {
   return false;
 }
 
-bool FaceImageDecoder::decode_jpeg(std::span<const std::uint8_t> jpeg, RgbImage& image,
-                                   std::string& why) {
-  auto* handle = static_cast<tjhandle>(handle_);
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle, jpeg.data(), static_cast<unsigned long>(jpeg.size()), &width,
-                          &height, &subsampling, &colorspace) != 0) {
-    why = fmt::format("not a readable JPEG: {}", tjGetErrorStr2(handle));
+bool FaceImageDecoder::read_jpeg_header(std::span<const std::uint8_t> jpeg, int& width,
+                                        int& height, int& colorspace, std::string& why) {
+  int subsampling = 0;
+  if (tjDecompressHeader3(static_cast<tjhandle>(handle_), jpeg.data(),
+                          static_cast<unsigned long>(jpeg.size()), &width, &height, &subsampling,
+                          &colorspace) == 0) {
+    // A stream cut before its first frame can read as tables only, 0 x 0: no image.
+    if (width >= 1 && height >= 1) return true;
+    why = "not a readable JPEG: it holds no image";
     return false;
   }
+  why = fmt::format("not a readable JPEG: {}", tjGetErrorStr2(static_cast<tjhandle>(handle_)));
+  // A header that failed leaves libjpeg-turbo's decompressor inside the header, and the next
+  // good image would read as 0 x 0: a fresh one for the next image.
+  tjDestroy(static_cast<tjhandle>(handle_));
+  handle_ = tjInitDecompress();
+  PFC_CHECK(handle_ != nullptr, "libjpeg-turbo: cannot create a decompressor: {}",
+            tjGetErrorStr2(nullptr));
+  return false;
+}
+
+bool FaceImageDecoder::decode_jpeg(std::span<const std::uint8_t> jpeg, RgbImage& image,
+                                   std::string& why) {
+  int width = 0, height = 0, colorspace = 0;
+  if (!read_jpeg_header(jpeg, width, height, colorspace, why)) return false;
+  auto* handle = static_cast<tjhandle>(handle_);
   image.resize(width, height);
+  // Room behind the last pixel: libjpeg-turbo's SIMD colour conversion stores whole vectors
+  // and may write a few bytes past a row that is not a multiple of them (valgrind sees it).
+  constexpr std::size_t kSimdSlack = 64;
+  image.pixels.reserve(image.pixels.size() + kSimdSlack);
   const bool cmyk = colorspace == TJCS_CMYK || colorspace == TJCS_YCCK;
   if (cmyk) cmyk_.resize(static_cast<std::size_t>(width) * height * 4);
   // Default flags: accurate integer DCT and smooth upsampling, as OpenCV's decoder uses.
@@ -133,6 +148,26 @@ bool FaceImageDecoder::decode_rgb(std::span<const std::uint8_t> bytes, RgbImage&
   if (is_png(bytes)) return decode_png(bytes, image, why);
   if (is_bmp(bytes)) return decode_bmp(bytes, image, why);
   return decode_jpeg(bytes, image, why);
+}
+
+bool FaceImageDecoder::decode_photo(std::span<const std::uint8_t> bytes, RgbImage& image,
+                                    std::string& why) {
+  if (bytes.empty()) {
+    why = "no image bytes";
+    return false;
+  }
+  if (is_jpeg(bytes)) {
+    int width = 0, height = 0, colorspace = 0;
+    if (!read_jpeg_header(bytes, width, height, colorspace, why)) return false;
+    if (static_cast<long long>(width) * height > kMaxPhotoPixels) {
+      why = fmt::format("JPEG of {}x{}, more than the {} pixels a photo may have", width,
+                        height, kMaxPhotoPixels);
+      return false;
+    }
+    return decode_jpeg(bytes, image, why);
+  }
+  int width = 0, height = 0;
+  return read_size(bytes, width, height, why) && decode_rgb(bytes, image, why);
 }
 
 bool FaceImageDecoder::decode(std::span<const std::uint8_t> bytes, bool flip, float* out,

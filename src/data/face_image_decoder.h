@@ -43,6 +43,11 @@ class FaceImageDecoder {
   // `why` for anything that is not a clean image of a size it takes: libjpeg-turbo's
   // warnings (a truncated or corrupt stream it would fill with grey) count as damage too.
   bool decode(std::span<const std::uint8_t> bytes, bool flip, float* out, std::string& why);
+  // A photo of any size, for faces aligned afterwards (data/face_align.h): its RGB pixels in
+  // `image`, with the damage rules of decode(). JPEG photos may have up to kMaxPhotoPixels
+  // (cameras' photos and IJB's loose crops exceed kMaxImageSide), PNG and BMP ones
+  // kMaxImageSide a side.
+  bool decode_photo(std::span<const std::uint8_t> bytes, RgbImage& image, std::string& why);
   // Width and height from the image's header alone.
   bool read_size(std::span<const std::uint8_t> bytes, int& width, int& height,
                  std::string& why);
@@ -51,6 +56,9 @@ class FaceImageDecoder {
   // The size decode() makes of a width x height image, or false with the reason.
   bool accepts(int width, int height, std::string& why) const;
   bool decode_rgb(std::span<const std::uint8_t> bytes, RgbImage& image, std::string& why);
+  // The JPEG header's size and colour space; a fresh decompressor after a header it refused.
+  bool read_jpeg_header(std::span<const std::uint8_t> jpeg, int& width, int& height,
+                        int& colorspace, std::string& why);
   bool decode_jpeg(std::span<const std::uint8_t> jpeg, RgbImage& image, std::string& why);
 
   void* handle_;  // tjhandle
@@ -60,6 +68,10 @@ class FaceImageDecoder {
   RgbImage resized_;
   std::vector<std::uint8_t> cmyk_;
 };
+
+// The most pixels a JPEG photo may have: a damaged header can claim 65535 x 65535, and no
+// camera makes photos beyond this.
+inline constexpr long long kMaxPhotoPixels = 1LL << 26;
 
 // The file name extensions (lower case, with the dot) of the formats FaceImageDecoder reads:
 // what pfc pack and pfc embed take from a folder.

@@ -1,14 +1,11 @@
 #include "io/report_runs.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
 #include <filesystem>
-#include <system_error>
 
 #include "core/error.h"
 #include "io/checkpoint_layout.h"
 #include "io/hdf5.h"
+#include "io/report_files.h"
 
 namespace pfc {
 
@@ -77,54 +74,11 @@ double samples_per_s_with_comm(const BenchRun& run) {
   return global_batch / (global_batch / run.samples_per_s + run.comm_time_s);
 }
 
-namespace {
-
-// Every file named metrics.h5 in `folder` and the folders below it. Links to folders are not
-// followed (a `self -> .` link would loop, one to `/` would search the machine); folders that
-// cannot be listed are skipped: for permission or because they vanished (/proc) silently, for
-// anything else with a line in `problems`.
-void find_metrics_files(const fs::path& folder, std::vector<std::string>& files,
-                        std::vector<std::string>& problems) {
-  std::vector<fs::path> pending = {folder};
-  while (!pending.empty()) {
-    const fs::path current = std::move(pending.back());
-    pending.pop_back();
-    std::error_code ec;
-    fs::directory_iterator it(current, fs::directory_options::skip_permission_denied, ec);
-    for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
-      std::error_code entry_ec;
-      const fs::file_status status = it->symlink_status(entry_ec);
-      if (fs::is_directory(status))
-        pending.push_back(it->path());
-      else if (it->path().filename() == kMetricsFile && it->is_regular_file(entry_ec))
-        files.push_back(it->path().string());
-    }
-    if (ec && ec != std::errc::permission_denied && ec != std::errc::no_such_file_or_directory)
-      problems.push_back(fmt::format("{}: {}", current.string(), ec.message()));
-  }
-}
-
-}  // namespace
-
 FoundRuns find_bench_runs(const std::vector<std::string>& paths) {
-  std::vector<std::string> files;
   FoundRuns found;
-  for (const std::string& path : paths) {
-    std::error_code ec;
-    const fs::file_status status = fs::status(path, ec);
-    if (!fs::exists(status))
-      throw UsageError(fmt::format("report: '{}' {} (give folders that runs wrote)", path,
-                                   ec && ec != std::errc::no_such_file_or_directory
-                                       ? "cannot be read: " + ec.message()
-                                       : std::string("does not exist")));
-    if (fs::is_regular_file(status))
-      files.push_back(path);
-    else
-      find_metrics_files(path, files, found.unreadable);
-  }
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
-
+  const std::vector<std::string> files = report_files(
+      paths, [](const fs::path& file) { return file.filename() == kMetricsFile; },
+      found.unreadable);
   for (const std::string& file : files) {
     // A run killed while writing can leave a file HDF5 cannot open; the others still count.
     try {

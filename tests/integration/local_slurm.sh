@@ -47,9 +47,18 @@ slurm_pids+=($!)
 # Ports from this process id, so that two checkouts testing at once do not collide.
 slurm_port=$((20000 + ($$ % 5000) * 2))
 slurm_host=$(hostname -s)
+# The node's CPUs as slurmd finds them: GNU nproc counts OMP_NUM_THREADS (1 in the tests'
+# environment) instead, and a node configured below its hardware runs no 2-task job.
+cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
+# Job ids from this process id too: Open MPI names a job's shared-memory segments after its
+# Slurm job and step, so two private clusters that both ran "job 1" on one host would share
+# them (vader_segment.*; a rank crashing in vader's receive path while the other Slurm test
+# ran is what that looks like).
+first_job_id=$((1000 + ($$ % 50000) * 20))
 mkdir -p "$slurm_dir/state" "$slurm_dir/spool" "$slurm_dir/tmp"
 cat >"$slurm_dir/slurm.conf" <<CONF
 ClusterName=pfctest
+FirstJobId=$first_job_id
 SlurmctldHost=$slurm_host(127.0.0.1)
 SlurmctldPort=$slurm_port
 SlurmdPort=$((slurm_port + 1))
@@ -81,7 +90,7 @@ ReturnToService=2
 InactiveLimit=0
 KillWait=5
 MinJobAge=300
-NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=$slurm_host CPUs=$(nproc) State=UNKNOWN
+NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=$slurm_host CPUs=$cpus State=UNKNOWN
 PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 CONF
 export SLURM_CONF=$slurm_dir/slurm.conf

@@ -5,6 +5,9 @@ pfc_script_test(integration.report_plot report_plot.sh LABELS integration TIMEOU
 pfc_script_test(integration.modules_load modules_load.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.slurm_row slurm_row.sh LABELS integration TIMEOUT 600)
 pfc_script_test(integration.slurm_train slurm_train.sh LABELS "integration;mpi" TIMEOUT 600)
+# One private Slurm cluster at a time: two would compete for the two cores their jobs ask for.
+set_tests_properties(integration.slurm_row integration.slurm_train PROPERTIES
+                     RESOURCE_LOCK local_slurm)
 pfc_script_test(integration.golden_backbone golden_backbone.sh LABELS integration TIMEOUT 300)
 pfc_script_test(integration.golden_partial_fc_mpi golden_partial_fc_mpi.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.golden_parity golden_parity.sh LABELS "integration;mpi" TIMEOUT 600)
@@ -63,3 +66,4 @@ pfc_script_test(integration.import_run import_run.sh LABELS integration TIMEOUT 
 # install into the build folder's `torch` venv is shared by every test that needs PyTorch).
 pfc_script_test(integration.import_torch import_torch.sh LABELS integration TIMEOUT 900)
 set_tests_properties(integration.import_torch PROPERTIES COST 300)
+pfc_script_test(integration.ijb ijb.sh LABELS "integration;mpi" TIMEOUT 600)

@@ -102,7 +102,18 @@ struct Person {
 
 }  // namespace
 
-std::vector<std::uint8_t> face_photo_jpeg(int identity, int variant, int size) {
+namespace {
+
+struct RenderedPhoto {
+  std::vector<std::uint8_t> rgb;  // [height, width, 3]
+  int quality = 95;
+};
+
+// Photo `variant` of `identity` at `size`, placed into a width x height canvas: canvas pixel
+// (X, Y) shows the photo's scene at the photo pixel `placement` takes there (the scene goes on
+// beyond the photo's edges). Drawn with the canvas's own pixel noise.
+RenderedPhoto render_photo(int identity, int variant, int size, int width, int height,
+                           const PhotoPlacement& placement) {
   const Person person(identity);
   Draws d("face_photo", identity, variant);
   const double s = size;
@@ -116,12 +127,20 @@ std::vector<std::uint8_t> face_photo_jpeg(int identity, int variant, int size) {
   for (int k = 0; k < 3; ++k) bottom[k] = d.uniform(20, 235);
   const double light_dir = d.uniform(0, 2 * M_PI), light = d.uniform(0, 0.35);
   const double noise = d.uniform(2, 10);
-  const int quality = static_cast<int>(d.uniform(40, 96));
+  RenderedPhoto photo;
+  photo.quality = static_cast<int>(d.uniform(40, 96));
   Draws pixel_noise("face_photo_noise", identity, variant);
 
-  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(size) * size * 3);
-  for (int y = 0; y < size; ++y) {
-    for (int x = 0; x < size; ++x) {
+  const bool in_place = placement.a == 1 && placement.b == 0 && placement.tx == 0 &&
+                        placement.ty == 0;
+  const double norm = placement.a * placement.a + placement.b * placement.b;
+  photo.rgb.resize(static_cast<std::size_t>(width) * height * 3);
+  for (int Y = 0; Y < height; ++Y) {
+    for (int X = 0; X < width; ++X) {
+      // The photo pixel shown here: the inverse of the placement.
+      const double ox = X - placement.tx, oy = Y - placement.ty;
+      const double x = in_place ? X : (placement.a * ox + placement.b * oy) / norm;
+      const double y = in_place ? Y : (-placement.b * ox + placement.a * oy) / norm;
       // Into the face frame: undo the translation, rotation and scale of the photo.
       const double dx = (x - cx) / s, dy = (y - cy) / s;
       const double u = (std::cos(angle) * dx + std::sin(angle) * dy) / scale;
@@ -133,12 +152,39 @@ std::vector<std::uint8_t> face_photo_jpeg(int identity, int variant, int size) {
       } else {
         for (int k = 0; k < 3; ++k) c[k] = top[k] + (bottom[k] - top[k]) * y / s;
       }
-      std::uint8_t* px = &rgb[(static_cast<std::size_t>(y) * size + x) * 3];
+      std::uint8_t* px = &photo.rgb[(static_cast<std::size_t>(Y) * width + X) * 3];
       for (int k = 0; k < 3; ++k)
         px[k] = clamp_byte(gain[k] * c[k] + brightness + noise * pixel_noise.normal());
     }
   }
-  return encode_jpeg(rgb, size, size, quality);
+  return photo;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> face_photo_jpeg(int identity, int variant, int size) {
+  const RenderedPhoto photo = render_photo(identity, variant, size, size, size, PhotoPlacement{});
+  return encode_jpeg(photo.rgb, size, size, photo.quality);
+}
+
+LooseCrop face_loose_crop(int identity, int variant, int size, int width, int height,
+                          const PhotoPlacement& placement) {
+  const RenderedPhoto photo = render_photo(identity, variant, size, width, height, placement);
+  LooseCrop crop;
+  crop.jpeg = encode_jpeg(photo.rgb, width, height, photo.quality);
+  crop.width = width;
+  crop.height = height;
+  // arcface's template at 112, scaled to the photo.
+  static constexpr double kTemplate[5][2] = {{38.2946, 51.6963}, {73.5318, 51.5014},
+                                             {56.0252, 71.7366}, {41.5493, 92.3655},
+                                             {70.7299, 92.2041}};
+  for (int p = 0; p < 5; ++p) {
+    const double x = kTemplate[p][0] * size / 112.0, y = kTemplate[p][1] * size / 112.0;
+    const auto at = static_cast<std::size_t>(2 * p);
+    crop.landmarks[at] = placement.a * x - placement.b * y + placement.tx;
+    crop.landmarks[at + 1] = placement.b * x + placement.a * y + placement.ty;
+  }
+  return crop;
 }
 
 void write_face_photo_folder(const std::string& dir, int first, int identities,

@@ -5,6 +5,7 @@
 // photo with the variation real photos of one person have.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,25 @@ std::vector<std::uint8_t> decode_jpeg_rgb(const std::vector<std::uint8_t>& jpeg,
 // colour cast and brightness, background, lighting, sensor noise and the JPEG quality
 // (40-95) are the photo's. Returns the JPEG.
 std::vector<std::uint8_t> face_photo_jpeg(int identity, int variant, int size);
+// A similarity that places a photo into a larger canvas: photo pixel (x, y) goes to
+// (a x - b y + tx, b x + a y + ty). The default leaves it where it is.
+struct PhotoPlacement {
+  double a = 1, b = 0, tx = 0, ty = 0;
+};
+// A loose crop, as IJB-B/C hold faces: a JPEG of the whole canvas and the face's five
+// landmarks (x1 y1 ... x5 y5, in insightface's order) in it.
+struct LooseCrop {
+  std::vector<std::uint8_t> jpeg;
+  int width = 0, height = 0;
+  std::array<double, 10> landmarks{};
+};
+// Photo `variant` of `identity` (face_photo_jpeg's photo at `size`, its scene continued beyond
+// its edges) placed into a width x height canvas. The photos are this synthetic world's
+// aligned faces, as the training photos of real datasets are: a face's landmarks are where
+// arcface's template (scaled by size / 112) lies in its photo, moved by the placement, so
+// that aligning the crop by them gives back the photo.
+LooseCrop face_loose_crop(int identity, int variant, int size, int width, int height,
+                          const PhotoPlacement& placement);
 // Writes DIR/id_NNNNN/img_NN.jpg: photos of identities first .. first + identities - 1.
 void write_face_photo_folder(const std::string& dir, int first, int identities,
                              int per_identity, int size);

@@ -321,7 +321,9 @@ TEST(PickleReader, AGlobalOutsideTheVocabularyIsRefusedByName) {
   no_ids.persistent_ids = false;
   EXPECT_NE(error(RAW("\x80\x02K\x01Q."), no_ids).find("BINPERSID"), std::string::npos);
   // And the objects of this vocabulary are no verification file's: the default refuses them.
-  EXPECT_NE(error_of(RAW("\x80\x02X\x01\x00\x00\x00" "a.")).find("BINUNICODE"),
+  EXPECT_NE(error_of(RAW("\x80\x02}.")).find("EMPTY_DICT"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02N.")).find("NONE"), std::string::npos);
+  EXPECT_NE(error_of(RAW("\x80\x02" "ccollections\nOrderedDict\n.")).find("OrderedDict"),
             std::string::npos);
 }
 
