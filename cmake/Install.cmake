@@ -37,6 +37,8 @@ endfunction()
 
 # oneDNN (40 MB) is not among them: a tree for such a machine is built without it
 # (-DPFC_ONEDNN=OFF, tests/gpu/README.md), where the CPU backend serves only as the reference.
+# The tree must also stay within the 64 MiB the GPU machine's call carries (tests/gpu/README.md:
+# one GPU architecture, stripped).
 foreach(target libjpeg-turbo::turbojpeg PNG::PNG onnx onnx_proto)
   if(TARGET ${target})
     get_target_property(location ${target} LOCATION)

@@ -30,8 +30,9 @@
 #
 # On the GPU machine, from the repository root, with dist built and carried along (it must
 # stay under the 64 MiB the checkout may take; tests/gpu/README.md has the measured sizes):
-#   cmake -S . -B build-device -DPFC_ONEDNN=OFF && cmake --build build-device &&
-#     cmake --install build-device --prefix dist  # where pfc is built (tests/gpu/README.md)
+#   cmake -S . -B build-device -DPFC_ONEDNN=OFF -DCMAKE_CUDA_ARCHITECTURES=90 &&
+#     cmake --build build-device --target pfc pfc_gpu_tests &&
+#     cmake --install build-device --prefix dist --strip  # where pfc is built (tests/gpu/README.md)
 #   tests/gpu/run_on_device.sh "$OUT"            # carry ["dist"], timeout_s 600
 # and, for a rerun of what was red: PFC_DEVICE_STEPS="gpu_tests bench_pfc_3m" ... likewise.
 set -u -o pipefail
