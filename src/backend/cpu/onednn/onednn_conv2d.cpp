@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -117,9 +118,14 @@ bool trusted_shape(const Conv2dGeometry& g) {
 
 std::optional<ConvPlan> make_plan(const Conv2dGeometry& g, ConvDirection direction) {
   if (!trusted_shape(g)) {
-    spdlog::warn("{}: {} runs on pfc's reference convolution (oneDNN's strided 1x1 kernels are "
-                 "not trusted with channel counts that are not multiples of 16)",
-                 conv_direction_name(direction), describe(g));
+    // Said once per process: only small test networks have such shapes, each in three
+    // directions, and the reference computes them correctly.
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      spdlog::info("{}: {} and any other strided 1x1 convolution whose channel counts are not "
+                   "multiples of 16 run on pfc's reference convolution (oneDNN's kernels for "
+                   "them are not trusted)",
+                   conv_direction_name(direction), describe(g));
     return std::nullopt;
   }
   const dnnl::engine& engine = onednn_engine();
