@@ -82,6 +82,8 @@ int run_embed(const EmbedOptions& options) {
   Comm& comm = *place.comm;
   const bool leader = comm.rank() == 0;
   std::unique_ptr<Backend>& backend = place.backend;
+  // The network only runs forward: its filters stay in the convolutions' own layouts.
+  backend->keep_prepared_filters();
   OpenBackboneOptions open;
   open.activations = backend->allocation_policy().activations(options.fp16);
   const OpenedBackbone opened = open_backbone(options.checkpoint, *backend, open);

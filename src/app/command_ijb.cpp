@@ -82,6 +82,8 @@ int run_ijb(const IjbOptions& options) {
   RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"),
                                     Config().collective_timeout_s);
   Comm& comm = *place.comm;
+  // The network only runs forward: its filters stay in the convolutions' own layouts.
+  place.backend->keep_prepared_filters();
   const bool leader = comm.rank() == 0;
   const int threads = options.threads > 0
                           ? options.threads

@@ -102,6 +102,11 @@ class Backend {
   // 0 on the CPU.
   virtual std::int64_t device_overhead_bytes() { return 0; }
 
+  // The caller only runs the model forward from now on (an inference command): a backend may
+  // keep filters in its kernels' own layouts between calls, as long as their values stay
+  // unchanged (Tensor::content_version), in memory counted as `weights`. Nothing on cuda.
+  virtual void keep_prepared_filters() {}
+
   // Host memory for buffers the device reads every step (the data pipeline's batches):
   // pinned on cuda, where it copies faster and without blocking; plain memory on the CPU.
   virtual Allocator& staging_allocator() { return host_allocator(); }

@@ -1,8 +1,7 @@
 #include "core/allocator.h"
 
-#include <cstdlib>
-
 #include "core/error.h"
+#include "core/host_block_cache.h"
 
 namespace pfc {
 
@@ -17,7 +16,7 @@ const char* device_kind_place(DeviceKind kind) {
 
 void* HostAllocator::allocate(std::size_t bytes, MemoryPurpose purpose) {
   const std::size_t rounded = (bytes + 63) / 64 * 64;
-  void* ptr = rounded == 0 ? nullptr : std::aligned_alloc(64, rounded);
+  void* ptr = rounded == 0 ? nullptr : host_block_cache().take(rounded);
   PFC_CHECK(rounded == 0 || ptr != nullptr, "out of host memory allocating {} bytes for {}",
             bytes, memory_purpose_name(purpose));
   ledger().on_allocate(purpose, bytes);
@@ -25,7 +24,7 @@ void* HostAllocator::allocate(std::size_t bytes, MemoryPurpose purpose) {
 }
 
 void HostAllocator::deallocate(void* ptr, std::size_t bytes, MemoryPurpose purpose) {
-  std::free(ptr);
+  if (ptr != nullptr) host_block_cache().give(ptr, (bytes + 63) / 64 * 64);
   ledger().on_free(purpose, bytes);
 }
 

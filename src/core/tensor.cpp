@@ -4,15 +4,22 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
 
 namespace pfc {
+
+namespace {
+std::atomic<std::uint64_t> storages_made{0};
+}  // namespace
 
 struct Tensor::Storage {
   Allocator* allocator = nullptr;
   void* ptr = nullptr;
   std::size_t bytes = 0;
   MemoryPurpose purpose = MemoryPurpose::workspace;
+  std::uint64_t id = ++storages_made;
+  std::atomic<std::uint64_t> writes{0};
 
   Storage(Allocator& a, std::size_t n, MemoryPurpose p)
       : allocator(&a), ptr(a.allocate(n, p)), bytes(n), purpose(p) {}
@@ -64,6 +71,16 @@ DeviceKind Tensor::device() const {
 MemoryPurpose Tensor::purpose() const {
   PFC_CHECK(defined(), "purpose() of an undefined tensor");
   return storage_->purpose;
+}
+
+std::uint64_t Tensor::storage_id() const { return storage_ ? storage_->id : 0; }
+
+std::uint64_t Tensor::content_version() const {
+  return storage_ ? storage_->writes.load(std::memory_order_relaxed) : 0;
+}
+
+void Tensor::note_write() {
+  if (storage_) storage_->writes.fetch_add(1, std::memory_order_relaxed);
 }
 
 void* Tensor::data_ptr() const {

@@ -41,7 +41,11 @@ class Tensor {
   DeviceKind device() const;
   MemoryPurpose purpose() const;
 
-  void* raw() { return data_ptr(); }
+  // The non-const accessors hand out the values for writing, and count it (content_version).
+  void* raw() {
+    note_write();
+    return data_ptr();
+  }
   const void* raw() const { return data_ptr(); }
 
   // Typed access to the values; a meta tensor has none (pfc::Error). raw() of a meta tensor
@@ -49,6 +53,7 @@ class Tensor {
   template <class T>
   T* data() {
     check_access(dtype_of<T>::value);
+    note_write();
     return static_cast<T*>(data_ptr());
   }
   template <class T>
@@ -64,10 +69,20 @@ class Tensor {
 
   std::string describe() const;
 
+  // Which buffer this is, for caches of something computed from its values: a number no other
+  // buffer of the process has had, and the byte offset of this view in it.
+  std::uint64_t storage_id() const;
+  std::size_t storage_offset() const { return offset_bytes_; }
+  // How many times the buffer's values have been handed out for writing (a non-const raw() or
+  // data(), through any view of it). Every write goes through one, so while the count stays
+  // the same the values do too.
+  std::uint64_t content_version() const;
+
  private:
   struct Storage;
   void* data_ptr() const;
   void check_access(DType wanted) const;
+  void note_write();
 
   std::shared_ptr<Storage> storage_;
   std::size_t offset_bytes_ = 0;

@@ -5,6 +5,9 @@
 // process (cpu_parallel.h); the loops beside them stay the oracle.
 #pragma once
 
+#include <map>
+#include <tuple>
+
 #include "backend/backend.h"
 #include "backend/cpu/onednn_conv2d.h"
 #include "backend/operand_rules.h"
@@ -37,6 +40,7 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   Allocator& allocator() override { return allocator_; }
   void synchronize() override {}
+  void keep_prepared_filters() override { keep_prepared_filters_ = true; }
   const AllocationPolicy& allocation_policy() const override {
     return pfc::allocation_policy(BackendKind::cpu);
   }
@@ -122,10 +126,26 @@ class CpuBackend final : public Backend {
                         const Tensor& b, double beta, Tensor& c);
   // Runs the convolution on oneDNN with a workspace from allocator_ when oneDNN takes it (f32,
   // a shape it has a kernel for); false when the reference loops must.
+  // `filter` is w of a forward or backward_data call (nullptr for backward_filter).
   bool conv2d_on_onednn(const Conv2dGeometry& g, DType dtype, cpu::ConvDirection direction,
-                        const float* a, const float* b, float* out);
+                        const float* a, const float* b, float* out, const Tensor* filter);
+  // w in the layout of its oneDNN primitive, kept from an earlier call while w's values are
+  // unchanged; nullptr unless keep_prepared_filters() was called and the primitive reorders.
+  const void* prepared_filter(const Conv2dGeometry& g, cpu::ConvDirection direction,
+                              const Tensor& w, void* workspace);
+
+  // A filter prepared for one shape and direction of convolution, and the values it is of.
+  struct PreparedFilter {
+    std::uint64_t version = 0;
+    Tensor values;
+  };
+  using PreparedFilterKey = std::tuple<std::uint64_t, std::size_t, int, std::int64_t, std::int64_t,
+                                       std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                                       std::int64_t, std::int64_t, std::int64_t>;
 
   CpuConvolutions convolutions_;
+  bool keep_prepared_filters_ = false;
+  std::map<PreparedFilterKey, PreparedFilter> prepared_filters_;
   HostAllocator allocator_;
   const OperandRules rules_ = operand_rules(BackendKind::cpu, DeviceKind::cpu);
 };

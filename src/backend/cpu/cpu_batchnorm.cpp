@@ -1,14 +1,17 @@
 // CPU batch-norm in training and inference mode over x [rows, channels] (NHWC activations
 // viewed per channel), and a training forward's output recomputed from its saved statistics.
-// Statistics accumulate in double; parameters and statistics are f32 or, in an f64 run and the
-// f64 gradient checks, the activation type. On the OpenMP threads: the per-channel sums split
-// the channels (each sum keeps its order: the same bits on any number of threads), the
-// per-element passes split the rows.
+// f32 activations take the vectorised block passes of cpu_channel_passes_f32.h; the loops here
+// are the f64 path and their oracle. Statistics are combined in double; parameters and
+// statistics are f32 or, in an f64 run and the f64 gradient checks, the activation type. On the
+// OpenMP threads: the reference's per-channel sums split the channels (each sum keeps its
+// order: the same bits on any number of threads), the per-element passes split the rows.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_channel_passes_f32.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
 #include "core/parallel_for.h"
@@ -39,6 +42,10 @@ void normalise(std::int64_t rows, std::int64_t channels, const T* x, const P* ga
     a[c] = static_cast<T>(gamma[c] * invstd[c]);
     b[c] = static_cast<T>(beta[c] - mean[c] * gamma[c] * invstd[c]);
   }
+  if constexpr (std::is_same_v<T, float>) {
+    cpu::f32_scale_shift(rows, channels, x, a.data(), b.data(), y);
+    return;
+  }
   parallel_for(rows, rows_grain(channels), [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t r = first; r < last; ++r) {
       const T* xr = x + r * channels;
@@ -55,20 +62,26 @@ void forward_train(std::int64_t rows, std::int64_t channels, const T* x, const P
   std::vector<double> sum(channels, 0.0), mean(channels), invstd(channels);
   // Two passes: the centred sum of squares does not cancel as E[x^2] - E[x]^2 would.
   std::vector<double> sq(channels, 0.0);
-  over_channels(rows, channels, [&](std::int64_t c0, std::int64_t c1) {
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T* xr = x + r * channels;
-      for (std::int64_t c = c0; c < c1; ++c) sum[c] += xr[c];
-    }
-    for (std::int64_t c = c0; c < c1; ++c) mean[c] = sum[c] / rows;
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T* xr = x + r * channels;
-      for (std::int64_t c = c0; c < c1; ++c) {
-        const double v = xr[c] - mean[c];
-        sq[c] += v * v;
+  if constexpr (std::is_same_v<T, float>) {
+    cpu::ChannelMoments m = cpu::f32_channel_moments(rows, channels, x);
+    mean = std::move(m.mean);
+    sq = std::move(m.squared_deviations);
+  } else {
+    over_channels(rows, channels, [&](std::int64_t c0, std::int64_t c1) {
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const T* xr = x + r * channels;
+        for (std::int64_t c = c0; c < c1; ++c) sum[c] += xr[c];
       }
-    }
-  });
+      for (std::int64_t c = c0; c < c1; ++c) mean[c] = sum[c] / rows;
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const T* xr = x + r * channels;
+        for (std::int64_t c = c0; c < c1; ++c) {
+          const double v = xr[c] - mean[c];
+          sq[c] += v * v;
+        }
+      }
+    });
+  }
   for (std::int64_t c = 0; c < channels; ++c) {
     const double biased = sq[c] / rows;
     const double unbiased = sq[c] / (rows - 1);
@@ -107,19 +120,22 @@ template <class T, class P>
 void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x, const P* gamma,
               const P* saved_mean, const P* saved_invstd, T* dx, P* dgamma, P* dbeta) {
   std::vector<double> sum_dy(channels, 0.0), sum_dy_xhat(channels, 0.0);
-  over_channels(rows, channels, [&](std::int64_t c0, std::int64_t c1) {
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const T* dyr = dy + r * channels;
-      const T* xr = x + r * channels;
-      for (std::int64_t c = c0; c < c1; ++c) {
-        const double xhat = (static_cast<double>(xr[c]) - saved_mean[c]) * saved_invstd[c];
-        sum_dy[c] += dyr[c];
-        sum_dy_xhat[c] += dyr[c] * xhat;
+  if constexpr (std::is_same_v<T, float>) {
+    cpu::f32_batchnorm_backward_sums(rows, channels, dy, x, saved_mean, saved_invstd,
+                                     sum_dy.data(), sum_dy_xhat.data());
+  } else {
+    over_channels(rows, channels, [&](std::int64_t c0, std::int64_t c1) {
+      for (std::int64_t r = 0; r < rows; ++r) {
+        const T* dyr = dy + r * channels;
+        const T* xr = x + r * channels;
+        for (std::int64_t c = c0; c < c1; ++c) {
+          const double xhat = (static_cast<double>(xr[c]) - saved_mean[c]) * saved_invstd[c];
+          sum_dy[c] += dyr[c];
+          sum_dy_xhat[c] += dyr[c] * xhat;
+        }
       }
-    }
-  });
-  // The three terms of dx nearly cancel; combining them in double keeps the rounding of the
-  // result at one float ulp, so errors do not compound from layer to layer.
+    });
+  }
   std::vector<double> k(channels), mean_dy(channels), mean_dy_xhat(channels);
   for (std::int64_t c = 0; c < channels; ++c) {
     dbeta[c] = static_cast<P>(sum_dy[c]);
@@ -128,6 +144,17 @@ void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x,
     mean_dy[c] = sum_dy[c] / rows;
     mean_dy_xhat[c] = sum_dy_xhat[c] / rows;
   }
+  if constexpr (std::is_same_v<T, float>) {
+    // dy - mean_dy is taken first: the two nearly cancel, and in that order the result is
+    // within a few f32 ulps of the f64 reference's.
+    const std::vector<float> kf(k.begin(), k.end()), mf(mean_dy.begin(), mean_dy.end());
+    const std::vector<float> mxf(mean_dy_xhat.begin(), mean_dy_xhat.end());
+    cpu::f32_batchnorm_backward_dx(rows, channels, dy, x, saved_mean, saved_invstd, kf.data(),
+                                   mf.data(), mxf.data(), dx);
+    return;
+  }
+  // The three terms of dx nearly cancel; combining them in double keeps the rounding of the
+  // result at one ulp, so errors do not compound from layer to layer.
   parallel_for(rows, rows_grain(channels), [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t r = first; r < last; ++r) {
       const T* dyr = dy + r * channels;

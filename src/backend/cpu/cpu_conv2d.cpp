@@ -214,13 +214,34 @@ const char* cpu::conv_direction_name(ConvDirection direction) {
 
 bool CpuBackend::conv2d_on_onednn(const Conv2dGeometry& g, DType dtype,
                                   cpu::ConvDirection direction, const float* a, const float* b,
-                                  float* out) {
+                                  float* out, const Tensor* filter) {
   if (dtype != DType::f32 || convolutions_ != CpuConvolutions::onednn) return false;
   const std::optional<std::int64_t> bytes = cpu::onednn_conv2d_workspace_bytes(g, direction);
   if (!bytes) return false;
   Tensor workspace = Tensor::empty({*bytes}, DType::u8, allocator_, MemoryPurpose::workspace);
-  cpu::onednn_conv2d(g, direction, a, b, out, workspace.raw());
+  const void* prepared =
+      filter != nullptr ? prepared_filter(g, direction, *filter, workspace.raw()) : nullptr;
+  cpu::onednn_conv2d(g, direction, a, b, out, workspace.raw(), prepared);
   return true;
+}
+
+const void* CpuBackend::prepared_filter(const Conv2dGeometry& g, cpu::ConvDirection direction,
+                                        const Tensor& w, void* workspace) {
+  if (!keep_prepared_filters_) return nullptr;
+  const std::int64_t bytes = cpu::onednn_prepared_filter_bytes(g, direction);
+  if (bytes == 0) return nullptr;
+  const PreparedFilterKey key{w.storage_id(), w.storage_offset(), static_cast<int>(direction),
+                              g.batch,        g.in_h,           g.in_w,
+                              g.in_channels,  g.out_channels,   g.kernel,
+                              g.stride,       g.pad,            g.groups};
+  PreparedFilter& kept = prepared_filters_[key];
+  if (!kept.values.defined() || kept.version != w.content_version()) {
+    if (!kept.values.defined())
+      kept.values = Tensor::empty({bytes}, DType::u8, allocator_, MemoryPurpose::weights);
+    cpu::onednn_prepare_filter(g, direction, w.data<float>(), kept.values.raw(), workspace);
+    kept.version = w.content_version();
+  }
+  return kept.values.raw();
 }
 
 void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
@@ -228,7 +249,7 @@ void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const 
   operand_check::conv2d_forward(rules_, g, x, w, y);
   if (x.dtype() == DType::f32) {
     if (conv2d_on_onednn(g, x.dtype(), cpu::ConvDirection::forward, x.data<float>(),
-                         w.data<float>(), y.data<float>()))
+                         w.data<float>(), y.data<float>(), &w))
       return;
     in_f64(x, w, y,
            [&](const double* xs, const double* ws, double* ys) { forward(g, xs, ws, ys); });
@@ -245,7 +266,7 @@ void CpuBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy,
   operand_check::conv2d_backward_data(rules_, g, dy, w, dx);
   if (dy.dtype() == DType::f32 &&
       conv2d_on_onednn(g, dy.dtype(), cpu::ConvDirection::backward_data, dy.data<float>(),
-                       w.data<float>(), dx.data<float>()))
+                       w.data<float>(), dx.data<float>(), &w))
     return;
   cpu::dispatch_float(dy.dtype(), "conv2d_backward_data", "dy", [&](auto tag) {
     using T = decltype(tag);
@@ -258,7 +279,7 @@ void CpuBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x
   operand_check::conv2d_backward_filter(rules_, g, x, dy, dw);
   if (x.dtype() == DType::f32 &&
       conv2d_on_onednn(g, x.dtype(), cpu::ConvDirection::backward_filter, x.data<float>(),
-                       dy.data<float>(), dw.data<float>()))
+                       dy.data<float>(), dw.data<float>(), nullptr))
     return;
   cpu::dispatch_float(x.dtype(), "conv2d_backward_filter", "x", [&](auto tag) {
     using T = decltype(tag);

@@ -1,11 +1,15 @@
 // CPU PReLU over x [rows, channels] with one slope per channel, as torch.nn.PReLU(channels):
-// y = x for x > 0, slope * x otherwise. The slope is f32 or the activation type. On the OpenMP
-// threads: the forward pass splits the rows; the backward pass the channels, so that each
-// slope's sum keeps its order (the same bits on any number of threads).
+// y = x for x > 0, slope * x otherwise. The slope is f32 or the activation type. f32
+// activations take the vectorised block passes of cpu_channel_passes_f32.h; the loops here are
+// the f64 path and their oracle. On the OpenMP threads: the forward pass splits the rows; the
+// backward pass the channels, so that each slope's sum keeps its order (the same bits on any
+// number of threads).
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_channel_passes_f32.h"
 #include "backend/cpu/cpu_kernel_support.h"
 #include "backend/operand_checks.h"
 #include "core/parallel_for.h"
@@ -16,6 +20,10 @@ namespace {
 template <class T, class P>
 void forward(std::int64_t rows, std::int64_t channels, const T* x, const P* slope, T* y) {
   std::vector<T> a(slope, slope + channels);
+  if constexpr (std::is_same_v<T, float>) {
+    cpu::f32_prelu_forward(rows, channels, x, a.data(), y);
+    return;
+  }
   const std::int64_t grain = std::max<std::int64_t>(1, kElementGrain / std::max<std::int64_t>(channels, 1));
   parallel_for(rows, grain, [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t r = first; r < last; ++r) {
@@ -31,6 +39,11 @@ void backward(std::int64_t rows, std::int64_t channels, const T* dy, const T* x,
               T* dx, P* dslope) {
   std::vector<T> a(slope, slope + channels);
   std::vector<double> ds(channels, 0.0);
+  if constexpr (std::is_same_v<T, float>) {
+    cpu::f32_prelu_backward(rows, channels, dy, x, a.data(), dx, ds.data());
+    for (std::int64_t c = 0; c < channels; ++c) dslope[c] = static_cast<P>(ds[c]);
+    return;
+  }
   parallel_for(channels, rows >= kElementGrain ? 1 : channels,
                [&](std::int64_t c0, std::int64_t c1) {
                  for (std::int64_t r = 0; r < rows; ++r) {

@@ -176,6 +176,12 @@ PlanKey key_of(const Conv2dGeometry& g, ConvDirection direction) {
           g.kernel, g.stride, g.pad, g.groups, static_cast<int>(direction)};
 }
 
+// The plan's scratchpad: the part of the workspace after the reordered filter.
+memory scratchpad(const ConvPlan& plan, char* workspace) {
+  return memory(memory::desc({plan.scratch_bytes}, memory::data_type::u8, tag::a),
+                onednn_engine(), workspace + aligned(plan.filter_bytes));
+}
+
 // Plans by shape and direction; nullopt where the reference runs the shape.
 const std::optional<ConvPlan>& cached_plan(const Conv2dGeometry& g, ConvDirection direction) {
   static std::mutex mutex;
@@ -208,14 +214,13 @@ std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry& 
 }
 
 void onednn_conv2d(const Conv2dGeometry& g, ConvDirection direction, const float* a,
-                   const float* b, float* out, void* workspace) {
+                   const float* b, float* out, void* workspace, const void* prepared_filter) {
   const ConvPlan& plan = *cached_plan(g, direction);
   const dnnl::engine& engine = onednn_engine();
   dnnl::stream& stream = onednn_stream();
   auto* base = static_cast<char*>(workspace);
   const memory filter_buffer(plan.filter, engine, base);
-  const memory scratch(memory::desc({plan.scratch_bytes}, memory::data_type::u8, tag::a), engine,
-                       base + aligned(plan.filter_bytes));
+  const memory scratch = scratchpad(plan, base);
   auto wrap = [&](const memory::desc& d, const float* p) {
     return memory(d, engine, const_cast<float*>(p));
   };
@@ -224,12 +229,17 @@ void onednn_conv2d(const Conv2dGeometry& g, ConvDirection direction, const float
   switch (direction) {
     case ConvDirection::forward:
     case ConvDirection::backward_data: {
-      memory filter = wrap(plan.user_filter, b);
-      if (plan.filter_reorder) {
-        plan.filter_reorder->execute(stream, {{DNNL_ARG_FROM, filter},
-                                              {DNNL_ARG_TO, filter_buffer},
-                                              {DNNL_ARG_SCRATCHPAD, scratch}});
-        filter = filter_buffer;
+      memory filter;
+      if (prepared_filter != nullptr && plan.filter_reorder) {
+        filter = memory(plan.filter, engine, const_cast<void*>(prepared_filter));
+      } else {
+        filter = wrap(plan.user_filter, b);
+        if (plan.filter_reorder) {
+          plan.filter_reorder->execute(stream, {{DNNL_ARG_FROM, filter},
+                                                {DNNL_ARG_TO, filter_buffer},
+                                                {DNNL_ARG_SCRATCHPAD, scratch}});
+          filter = filter_buffer;
+        }
       }
       const bool forward = direction == ConvDirection::forward;
       const memory result = wrap(forward ? output_desc(g) : input_desc(g), out);
@@ -253,6 +263,26 @@ void onednn_conv2d(const Conv2dGeometry& g, ConvDirection direction, const float
       break;
     }
   }
+  stream.wait();
+}
+
+std::int64_t onednn_prepared_filter_bytes(const Conv2dGeometry& g, ConvDirection direction) {
+  if (direction == ConvDirection::backward_filter) return 0;
+  const std::optional<ConvPlan>& plan = cached_plan(g, direction);
+  return plan && plan->filter_reorder ? plan->filter_bytes : 0;
+}
+
+void onednn_prepare_filter(const Conv2dGeometry& g, ConvDirection direction, const float* w,
+                           void* prepared, void* workspace) {
+  const ConvPlan& plan = *cached_plan(g, direction);
+  const dnnl::engine& engine = onednn_engine();
+  dnnl::stream& stream = onednn_stream();
+  const memory from(plan.user_filter, engine, const_cast<float*>(w));
+  const memory to(plan.filter, engine, prepared);
+  plan.filter_reorder->execute(stream, {{DNNL_ARG_FROM, from},
+                                        {DNNL_ARG_TO, to},
+                                        {DNNL_ARG_SCRATCHPAD,
+                                         scratchpad(plan, static_cast<char*>(workspace))}});
   stream.wait();
 }
 

@@ -13,7 +13,14 @@ std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry&,
 }
 
 void onednn_conv2d(const Conv2dGeometry&, ConvDirection direction, const float*, const float*,
-                   float*, void*) {
+                   float*, void*, const void*) {
+  throw Error(fmt::format("{}: pfc was built without oneDNN", conv_direction_name(direction)));
+}
+
+std::int64_t onednn_prepared_filter_bytes(const Conv2dGeometry&, ConvDirection) { return 0; }
+
+void onednn_prepare_filter(const Conv2dGeometry&, ConvDirection direction, const float*, void*,
+                           void*) {
   throw Error(fmt::format("{}: pfc was built without oneDNN", conv_direction_name(direction)));
 }
 
