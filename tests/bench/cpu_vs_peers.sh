@@ -20,7 +20,7 @@ root=$(cd "$here/../.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 pfc=$build/bin/pfc
 steps=${BENCH_STEPS:-6} repeats=${BENCH_REPEATS:-2} cases=${BENCH_CASES:-.}
-warmup=2 classes=1000 embed_images=192 verify_pairs=48
+warmup=2 classes=1000 embed_images=384 verify_pairs=96
 # arcface_torch's iresnet over input/smoke.toml's small defaults.
 network=(--set image_size=112 --set widths=[64,128,256,512] --set embedding_size=512)
 export PFC_BINARY_DIR=$build OPENBLAS_NUM_THREADS=1
@@ -100,10 +100,11 @@ pfc_verify() {  # pfc_verify LAYOUT: images/s (each with its mirror image)
   grep -o '[0-9.]* ms per image' "$log" | awk '{printf "%.3f\n", 1000 / $1}'
 }
 
-ort_embed() {  # ort_embed BATCH COPIES LAYOUT: images/s
+ort_embed() {  # ort_embed BATCH COPIES LAYOUT IMAGES: images/s, the images shared by the ranks
   local ranks threads
   ranks=$(ranks_of "$3") threads=$(threads_of "$3")
-  local per=$((embed_images / ranks)) pids=() r
+  local per=$(($4 / ranks)) pids=() r
+  rm -f "$work"/ort-[0-9].out
   for ((r = 0; r < ranks; r++)); do
     "$python" "$here/cpu_peers.py" embed "$work/r50.onnx" "$1" $per "$2" "$threads" \
       >"$work/ort-$r.out" &
@@ -126,12 +127,14 @@ for layout in 2x1 1x2; do
     for batch in 8 32; do order+=("train r$depth batch $batch $layout"); done
   done
   for batch in 1 64; do order+=("embed r50 batch $batch $layout"); done
-  order+=("verify r50 mirror $layout")
+  order+=("verify r50 mirror, batch 16 $layout")
 done
 for ((round = 1; round <= repeats; round++)); do
   for name in "${order[@]}"; do
     [[ $name =~ $cases ]] || continue
-    read -r what net _ arg layout <<<"$name"
+    # "train r18 batch 8 2x1", "embed r50 batch 64 1x2", "verify r50 mirror, batch 16 2x1"
+    read -r what net _ <<<"$name"
+    layout=${name##* } arg=${name% *} arg=${arg##* }
     case $what in
       train)
         a=$(pfc_train "${net#r}" "$arg" "$layout")
@@ -140,12 +143,12 @@ for ((round = 1; round <= repeats; round++)); do
       embed)
         prepare_model
         a=$(pfc_embed "$arg" "$layout")
-        b=$(ort_embed "$arg" 1 "$layout")
+        b=$(ort_embed "$arg" 1 "$layout" $embed_images)
         ;;
       verify)
         prepare_model
         a=$(pfc_verify "$layout")
-        b=$(ort_embed 16 2 "$layout")
+        b=$(ort_embed "$arg" 2 "$layout" $((2 * verify_pairs)))
         ;;
     esac
     record "$name" "$a" "$b"

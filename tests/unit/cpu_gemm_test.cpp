@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "backend/cpu/cpu_backend.h"
 #include "support/gradient_checker.h"
 
@@ -28,20 +30,27 @@ Tensor triple_loop(bool ta, bool tb, double alpha, const Tensor& a, const Tensor
   return want;
 }
 
+// m = 1 runs as a matrix-vector product (cpu_kernel_support.h); beta = 0 must overwrite C.
 TEST(CpuGemm, EveryTransposeMatchesTripleLoop) {
   CpuBackend backend;
-  const std::int64_t m = 7, n = 5, k = 9;
-  const double alpha = 1.5, beta = -0.5;
-  for (DType t : {DType::f32, DType::f64}) {
-    for (bool ta : {false, true}) {
-      for (bool tb : {false, true}) {
-        const Tensor a = random_uniform(ta ? Shape{k, m} : Shape{m, k}, t, 1);
-        const Tensor b = random_uniform(tb ? Shape{n, k} : Shape{k, n}, t, 2);
-        Tensor c = random_uniform({m, n}, t, 3);
-        const Tensor want = triple_loop(ta, tb, alpha, a, b, beta, c);
-        backend.gemm(ta, tb, alpha, a, b, beta, c);
-        test::expect_tensors_near(c, want, 1e-5, 1e-5,
-                                  fmt::format("{} ta={} tb={}", dtype_name(t), ta, tb));
+  const std::int64_t n = 5, k = 9;
+  for (std::int64_t m : {7, 1}) {
+    for (double beta : {-0.5, 0.0}) {
+      const double alpha = 1.5;
+      for (DType t : {DType::f32, DType::f64}) {
+        for (bool ta : {false, true}) {
+          for (bool tb : {false, true}) {
+            const Tensor a = random_uniform(ta ? Shape{k, m} : Shape{m, k}, t, 1);
+            const Tensor b = random_uniform(tb ? Shape{n, k} : Shape{k, n}, t, 2);
+            Tensor c = random_uniform({m, n}, t, 3);
+            const Tensor want = triple_loop(ta, tb, alpha, a, b, beta, c);
+            if (beta == 0.0) backend.fill(c, std::nan(""));
+            backend.gemm(ta, tb, alpha, a, b, beta, c);
+            test::expect_tensors_near(c, want, 1e-5, 1e-5,
+                                      fmt::format("{} m={} beta={} ta={} tb={}", dtype_name(t),
+                                                  m, beta, ta, tb));
+          }
+        }
       }
     }
   }
