@@ -43,6 +43,7 @@ int run_info() {
              openblas_get_config());
   const ThreadLayout& threads = thread_layout();
   fmt::print("CPU backend: {}\n", cpu::onednn_description());
+  fmt::print("CPU batch-norm and PReLU: vectorised passes ({})\n", cpu::channel_passes_isa());
   fmt::print("CPU threads: {} per rank ({}; {} rank(s) on this node of {} CPUs)\n",
              cpu::cpu_threads(),
              threads.from_environment ? "OMP_NUM_THREADS" : "OMP_NUM_THREADS unset: the node's CPUs shared among its ranks",

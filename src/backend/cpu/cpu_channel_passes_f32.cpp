@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backend/cpu/cpu_runtime.h"
 #include "core/parallel_for.h"
 
 // Each block kernel is compiled for AVX-512, AVX2 and the x86-64 baseline, and the loader picks
@@ -130,6 +131,18 @@ void add_in_order(const std::vector<float>& partial, std::int64_t count, std::in
 }
 
 }  // namespace
+
+// The same tests, in the same order, as the loader's choice among the clones.
+const char* channel_passes_isa() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("x86-64-v4")) return "AVX-512";
+  if (__builtin_cpu_supports("x86-64-v3")) return "AVX2";
+  return "SSE2";
+#else
+  return "the compiler's baseline";
+#endif
+}
 
 ChannelMoments f32_channel_moments(std::int64_t rows, std::int64_t channels, const float* x) {
   const Blocks b = blocks_of(rows, channels);
