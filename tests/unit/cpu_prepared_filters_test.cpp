@@ -1,8 +1,9 @@
 // A CPU backend told that the network only runs forward (keep_prepared_filters, as the
 // inference commands do) keeps each filter in its oneDNN primitive's layout between calls: the
 // results are the same bits as a backend that reorders every call, the prepared copy is made
-// once and counted as `weights`, and a filter whose values change (a non-const access, through
-// any view) is prepared again. Skipped in a build without oneDNN.
+// once and counted as `weights` (one copy whatever the batch), and a filter whose values
+// change (a non-const access, through any view) is prepared again. Skipped in a build without
+// oneDNN.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -51,7 +52,7 @@ class CpuPreparedFilters : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!cpu::onednn_built()) GTEST_SKIP() << "built without oneDNN";
-    if (cpu::onednn_prepared_filter_bytes(g, cpu::ConvDirection::forward) == 0)
+    if (cpu::onednn_prepared_filter_layout(g, cpu::ConvDirection::forward).bytes == 0)
       GTEST_SKIP() << "oneDNN reads this filter in pfc's layout: nothing to prepare";
     kept.keep_prepared_filters();
   }
@@ -73,6 +74,21 @@ TEST_F(CpuPreparedFilters, GiveTheSameBitsAndArePreparedOnce) {
   EXPECT_TRUE(same_bits(backward_data(kept, g, dy, w), backward_data(plain, g, dy, w)));
   EXPECT_EQ(plain.allocator().ledger().snapshot().in_use[static_cast<int>(MemoryPurpose::weights)],
             0);
+}
+
+// Another batch size is another primitive, which may want another layout: the filter is
+// prepared again for it, in the one copy, and the results stay those of reordering every call.
+TEST_F(CpuPreparedFilters, KeepOneCopyAcrossBatchSizes) {
+  const Tensor w = random_uniform(g.filter_shape(), DType::f32, 2);
+  Conv2dGeometry one = g;
+  one.batch = 1;
+  const Tensor x = random_uniform(g.input_shape(), DType::f32, 1);
+  const Tensor x1 = random_uniform(one.input_shape(), DType::f32, 5);
+  EXPECT_TRUE(same_bits(forward(kept, g, x, w), forward(plain, g, x, w)));
+  const std::int64_t prepared = weights_in_use(kept);
+  EXPECT_TRUE(same_bits(forward(kept, one, x1, w), forward(plain, one, x1, w)));
+  EXPECT_TRUE(same_bits(forward(kept, g, x, w), forward(plain, g, x, w)));
+  EXPECT_EQ(weights_in_use(kept), prepared);
 }
 
 TEST_F(CpuPreparedFilters, FollowNewValuesWrittenThroughAnyView) {

@@ -134,14 +134,15 @@ class CpuBackend final : public Backend {
   const void* prepared_filter(const Conv2dGeometry& g, cpu::ConvDirection direction,
                               const Tensor& w, void* workspace);
 
-  // A filter prepared for one shape and direction of convolution, and the values it is of.
+  // A filter prepared for a direction of convolution: the values it is of, in which layout.
+  // One per filter and direction: a call in another layout (the partial last batch of an
+  // embedding run) prepares it again rather than keeping a second copy.
   struct PreparedFilter {
     std::uint64_t version = 0;
+    const void* layout = nullptr;
     Tensor values;
   };
-  using PreparedFilterKey = std::tuple<std::uint64_t, std::size_t, int, std::int64_t, std::int64_t,
-                                       std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                                       std::int64_t, std::int64_t, std::int64_t>;
+  using PreparedFilterKey = std::tuple<std::uint64_t, std::size_t, int>;
 
   CpuConvolutions convolutions_;
   bool keep_prepared_filters_ = false;

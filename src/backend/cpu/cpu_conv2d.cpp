@@ -228,19 +228,16 @@ bool CpuBackend::conv2d_on_onednn(const Conv2dGeometry& g, DType dtype,
 const void* CpuBackend::prepared_filter(const Conv2dGeometry& g, cpu::ConvDirection direction,
                                         const Tensor& w, void* workspace) {
   if (!keep_prepared_filters_) return nullptr;
-  const std::int64_t bytes = cpu::onednn_prepared_filter_bytes(g, direction);
-  if (bytes == 0) return nullptr;
-  const PreparedFilterKey key{w.storage_id(), w.storage_offset(), static_cast<int>(direction),
-                              g.batch,        g.in_h,           g.in_w,
-                              g.in_channels,  g.out_channels,   g.kernel,
-                              g.stride,       g.pad,            g.groups};
-  PreparedFilter& kept = prepared_filters_[key];
-  if (!kept.values.defined() || kept.version != w.content_version()) {
-    if (!kept.values.defined())
-      kept.values = Tensor::empty({bytes}, DType::u8, allocator_, MemoryPurpose::weights);
-    cpu::onednn_prepare_filter(g, direction, w.data<float>(), kept.values.raw(), workspace);
-    kept.version = w.content_version();
-  }
+  const cpu::PreparedFilterLayout layout = cpu::onednn_prepared_filter_layout(g, direction);
+  if (layout.bytes == 0) return nullptr;
+  PreparedFilter& kept = prepared_filters_[PreparedFilterKey{
+      w.storage_id(), w.storage_offset(), static_cast<int>(direction)}];
+  if (kept.version == w.content_version() && kept.layout == layout.id) return kept.values.raw();
+  if (!kept.values.defined() || kept.values.numel() != layout.bytes)
+    kept.values = Tensor::empty({layout.bytes}, DType::u8, allocator_, MemoryPurpose::weights);
+  cpu::onednn_prepare_filter(g, direction, w.data<float>(), kept.values.raw(), workspace);
+  kept.version = w.content_version();
+  kept.layout = layout.id;
   return kept.values.raw();
 }
 

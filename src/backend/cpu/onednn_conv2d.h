@@ -44,12 +44,18 @@ void onednn_conv2d(const Conv2dGeometry& g, ConvDirection direction, const float
                    const float* b, float* out, void* workspace,
                    const void* prepared_filter = nullptr);
 
-// The bytes of the filter w of a forward or backward_data call in its primitive's own layout
-// (0 when the primitive reads pfc's OHWI as it is). An inference command keeps it between calls
-// instead of reordering the unchanged filter every time: at one image per forward, the
-// reorders of iresnet-50's filters took a fifth of the time.
-std::int64_t onednn_prepared_filter_bytes(const Conv2dGeometry& g, ConvDirection direction);
-// Reorders w into `prepared` (onednn_prepared_filter_bytes of them, aligned to 64), using
+// The filter w of a forward or backward_data call in its primitive's own layout: its bytes (0
+// when the primitive reads pfc's OHWI as it is) and which layout it is (the same `id` for the
+// same layout, e.g. every call of one shape). An inference command keeps the prepared filter
+// between calls instead of reordering the unchanged filter every time: at one image per
+// forward, the reorders of iresnet-50's filters took a fifth of the time.
+struct PreparedFilterLayout {
+  std::int64_t bytes = 0;
+  const void* id = nullptr;
+};
+PreparedFilterLayout onednn_prepared_filter_layout(const Conv2dGeometry& g,
+                                                   ConvDirection direction);
+// Reorders w into `prepared` (the layout's bytes, aligned to 64), using
 // `workspace` (onednn_conv2d_workspace_bytes) as the reorder's scratchpad.
 void onednn_prepare_filter(const Conv2dGeometry& g, ConvDirection direction, const float* w,
                            void* prepared, void* workspace);

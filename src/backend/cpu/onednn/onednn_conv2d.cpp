@@ -266,10 +266,13 @@ void onednn_conv2d(const Conv2dGeometry& g, ConvDirection direction, const float
   stream.wait();
 }
 
-std::int64_t onednn_prepared_filter_bytes(const Conv2dGeometry& g, ConvDirection direction) {
-  if (direction == ConvDirection::backward_filter) return 0;
+PreparedFilterLayout onednn_prepared_filter_layout(const Conv2dGeometry& g,
+                                                   ConvDirection direction) {
+  if (direction == ConvDirection::backward_filter) return {};
+  // A plan lives as long as the process, at one address: it names the layout it wants.
   const std::optional<ConvPlan>& plan = cached_plan(g, direction);
-  return plan && plan->filter_reorder ? plan->filter_bytes : 0;
+  if (!plan || !plan->filter_reorder) return {};
+  return {plan->filter_bytes, &*plan};
 }
 
 void onednn_prepare_filter(const Conv2dGeometry& g, ConvDirection direction, const float* w,

@@ -17,7 +17,9 @@ void onednn_conv2d(const Conv2dGeometry&, ConvDirection direction, const float*,
   throw Error(fmt::format("{}: pfc was built without oneDNN", conv_direction_name(direction)));
 }
 
-std::int64_t onednn_prepared_filter_bytes(const Conv2dGeometry&, ConvDirection) { return 0; }
+PreparedFilterLayout onednn_prepared_filter_layout(const Conv2dGeometry&, ConvDirection) {
+  return {};
+}
 
 void onednn_prepare_filter(const Conv2dGeometry&, ConvDirection direction, const float*, void*,
                            void*) {
