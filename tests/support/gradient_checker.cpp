@@ -74,6 +74,12 @@ double element(const Tensor& t, std::int64_t i) {
   return t.data<float>()[i];
 }
 
+Tensor to_f64(const Tensor& t) {
+  Tensor wide = Tensor::host(t.shape(), DType::f64);
+  for (std::int64_t i = 0; i < t.numel(); ++i) wide.data<double>()[i] = element(t, i);
+  return wide;
+}
+
 double relative_l2(const Tensor& ours, const Tensor& reference) {
   PFC_CHECK(ours.numel() == reference.numel(), "relative_l2: {} vs {} elements", ours.numel(),
             reference.numel());

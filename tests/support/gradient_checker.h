@@ -57,6 +57,9 @@ Tensor index_tensor(const std::vector<std::int64_t>& values);
 // Element i of an f16, bf16, f32 or f64 host tensor as double.
 double element(const Tensor& t, std::int64_t i);
 
+// An f64 host copy of a host tensor of any float type (the reference loops' operands).
+Tensor to_f64(const Tensor& t);
+
 // ||ours - reference|| / ||reference|| (L2, in double) of two host tensors of any float types
 // and the same element count: how the golden files state arcface_torch's own error.
 double relative_l2(const Tensor& ours, const Tensor& reference);

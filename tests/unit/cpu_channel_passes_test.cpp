@@ -18,24 +18,16 @@
 namespace pfc {
 namespace {
 
+using test::element;
 using test::random_uniform;
-
-Tensor to_f64(const Tensor& t) {
-  Tensor wide = Tensor::host(t.shape(), DType::f64);
-  for (std::int64_t i = 0; i < t.numel(); ++i) wide.data<double>()[i] = t.data<float>()[i];
-  return wide;
-}
+using test::to_f64;
 
 // max |f32 - f64| over max(1, max |f64|): the error at the tensor's own scale.
-double value(const Tensor& t, std::int64_t i) {
-  return t.dtype() == DType::f64 ? t.data<double>()[i] : t.data<float>()[i];
-}
-
 double scaled_error(const Tensor& fast, const Tensor& reference) {
   double err = 0.0, scale = 1.0;
   for (std::int64_t i = 0; i < reference.numel(); ++i) {
-    err = std::max(err, std::abs(value(fast, i) - value(reference, i)));
-    scale = std::max(scale, std::abs(value(reference, i)));
+    err = std::max(err, std::abs(element(fast, i) - element(reference, i)));
+    scale = std::max(scale, std::abs(element(reference, i)));
   }
   return err / scale;
 }

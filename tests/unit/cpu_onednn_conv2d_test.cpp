@@ -15,12 +15,7 @@ namespace pfc {
 namespace {
 
 using test::random_uniform;
-
-Tensor to_f64(const Tensor& t) {
-  Tensor wide = Tensor::host(t.shape(), DType::f64);
-  for (std::int64_t i = 0; i < t.numel(); ++i) wide.data<double>()[i] = t.data<float>()[i];
-  return wide;
-}
+using test::to_f64;
 
 // One direction's output: forward (a = x, b = w), backward data (a = dy, b = w), backward
 // filter (a = x, b = dy), in a's element type.

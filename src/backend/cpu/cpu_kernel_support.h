@@ -37,37 +37,36 @@ decltype(auto) dispatch_param(DType t, const char* op, const char* operand, F&& 
   return f(T{});
 }
 
-// Row-major C = alpha * op(A) * op(B) + beta * C with C [m, n] and op(A) [m, k]. One row of C
-// (an embedding head at one image per forward) is a matrix-vector product: OpenBLAS's GEMM
-// would first copy all of B into its packed layout, which took as long as the product.
+// Row-major C = alpha * op(A) * op(B) + beta * C with C [m, n] and op(A) [m, k], through the
+// element type's cblas ?gemv and ?gemm. One row of C (an embedding head at one image per
+// forward) is a matrix-vector product: OpenBLAS's GEMM would first copy all of B into its
+// packed layout, which took as long as the product.
+template <class T, class Gemv, class Gemm>
+void blas_gemm_with(Gemv gemv, Gemm gemm, bool ta, bool tb, std::int64_t m, std::int64_t n,
+                    std::int64_t k, T alpha, const T* a, std::int64_t lda, const T* b,
+                    std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  if (m == 1) {
+    if (beta == 0) std::fill(c, c + n, T(0));  // gemv scales y by beta: no stale NaN through 0
+    gemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, static_cast<int>(tb ? n : k),
+         static_cast<int>(tb ? k : n), alpha, b, static_cast<int>(ldb), a,
+         ta ? static_cast<int>(lda) : 1, beta, c, 1);
+    return;
+  }
+  gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+       static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+       static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
 inline void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                       const float* a, std::int64_t lda, const float* b, std::int64_t ldb,
                       float beta, float* c, std::int64_t ldc) {
-  if (m == 1) {
-    if (beta == 0) std::fill(c, c + n, float(0));  // gemv scales y by beta: no stale NaN through 0
-    cblas_sgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, static_cast<int>(tb ? n : k),
-                static_cast<int>(tb ? k : n), alpha, b, static_cast<int>(ldb), a,
-                ta ? static_cast<int>(lda) : 1, beta, c, 1);
-    return;
-  }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
-              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  blas_gemm_with(cblas_sgemv, cblas_sgemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 inline void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
                       double alpha, const double* a, std::int64_t lda, const double* b,
                       std::int64_t ldb, double beta, double* c, std::int64_t ldc) {
-  if (m == 1) {
-    if (beta == 0) std::fill(c, c + n, double(0));  // gemv scales y by beta: no stale NaN through 0
-    cblas_dgemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, static_cast<int>(tb ? n : k),
-                static_cast<int>(tb ? k : n), alpha, b, static_cast<int>(ldb), a,
-                ta ? static_cast<int>(lda) : 1, beta, c, 1);
-    return;
-  }
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
-              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  blas_gemm_with(cblas_dgemv, cblas_dgemm, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 // The entries of an index tensor (i64 [n], checked) against the number of rows they address.
