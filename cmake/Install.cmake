@@ -2,9 +2,11 @@
 # machine that has neither this checkout's ../shared nor every library of the build machine:
 # the GPU test program, the golden reference files (arcface_torch in f64: the iresnet one, the
 # parity one of the training semantics, and the seed's several-step one), and the
-# Debian libraries that such machines lack - libturbojpeg, libpng, libzip, OpenMP's libgomp, and
-# ONNX with its protobuf (found through the executables' $ORIGIN/../lib rpath; a system copy earlier in LD_LIBRARY_PATH
-# takes precedence).
+# Debian libraries that such machines lack or hold in another release - libturbojpeg, libpng,
+# libzip, OpenMP's libgomp, HDF5 with libsz and libaec, and ONNX with its protobuf (found
+# through the executables' $ORIGIN/../lib rpath; a system copy earlier in LD_LIBRARY_PATH
+# takes precedence, and a shipped library's own dependencies are found only through
+# LD_LIBRARY_PATH).
 if(TARGET pfc_gpu_tests)
   set_target_properties(pfc_gpu_tests PROPERTIES INSTALL_RPATH "$ORIGIN/../lib")
   install(TARGETS pfc_gpu_tests RUNTIME DESTINATION bin)
@@ -46,6 +48,16 @@ foreach(target libjpeg-turbo::turbojpeg PNG::PNG onnx onnx_proto)
   endif()
 endforeach()
 foreach(library ${LIBZIP_LIBRARY} ${OpenMP_CXX_LIBRARIES})
+  pfc_install_shared_library(${library})
+endforeach()
+# HDF5 1.10 aborts the process at the first file it opens when the library it finds at run time
+# is another release than the headers pfc was compiled with (H5check_version): a machine whose
+# own serial HDF5 1.10 differs (the H200's Ubuntu) would kill every pfc command that writes
+# HDF5. The installed tree carries the one pfc was built with, and its own dependencies, szip's
+# libsz and the libaec behind it; tests/gpu/run_on_device.sh puts the tree's lib folder first.
+get_filename_component(pfc_libsz_folder "${HDF5_C_LIBRARY_sz}" DIRECTORY)
+find_library(PFC_LIBAEC NAMES aec HINTS ${pfc_libsz_folder})
+foreach(library ${HDF5_C_LIBRARY_hdf5} ${HDF5_C_LIBRARY_sz} ${PFC_LIBAEC})
   pfc_install_shared_library(${library})
 endforeach()
 # FindProtobuf names the unversioned link (libprotobuf.so); the soname is its target's.

@@ -17,11 +17,11 @@
 
 #include "app/commands.h"
 #include "core/error.h"
+#include "core/host_memory.h"
 #include "data/aligned_photos.h"
 #include "data/dataset_packer.h"
 #include "io/output_path.h"
 #include "io/staged_file.h"
-#include "plan/host_memory.h"
 
 namespace pfc {
 

@@ -3,8 +3,8 @@
 // recorded), planned instead of run. The same trainer steps on the meta device (backend/meta)
 // for the config's cpu or cuda backend, as one emulated rank or on the job's real ranks, and
 // prints what each rank would hold (pfc's tensors exact, the rest modelled) against the
-// device's memory, the arithmetic of a step and, on a named GPU, the least time a step can
-// take; it writes <output>/plan/metrics.h5, laid out as a run's metrics.h5, so `pfc report`
+// device's memory, what a checkpoint costs, the arithmetic of a step and, on a named GPU, the
+// least time a step can take; it writes <output>/plan/metrics.h5, laid out as a run's metrics.h5, so `pfc report`
 // reads plans like runs. A plan has a folder of its own so that `pfc plan CONFIG` then
 // `pfc train CONFIG` works: the plan leaves nothing in `output` that makes it look like a run,
 // and is kept beside the run it planned. A plan that does not fit says so and still exits 0.
@@ -21,9 +21,9 @@
 #include "app/rank_place.h"
 #include "backend/meta/meta_backend.h"
 #include "config/load_config.h"
+#include "core/host_memory.h"
 #include "io/checkpoint_layout.h"
 #include "io/hdf5.h"
-#include "plan/host_memory.h"
 #include "plan/max_classes.h"
 #include "plan/plan_metrics.h"
 #include "plan/plan_text.h"
@@ -127,8 +127,8 @@ CommandRunner add_plan_command(CLI::App& app) {
   auto options = std::make_shared<PlanCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "plan",
-      "Plan a training run without running it: memory per rank (exact + modelled), arithmetic, "
-      "step-time bound");
+      "Plan a training run without running it: memory per rank (exact + modelled), what a "
+      "checkpoint costs (disk, host memory), arithmetic, step-time bound");
   cmd->add_option("config", options->config,
                   "TOML config (see input/), an arcface_torch configs/*.py, or a run's "
                   "metrics.h5 (the config it recorded)")

@@ -156,10 +156,11 @@ void rows_like_table(const OperandRules& r, const Tensor& rows_of, const Tensor&
   check_shape(rows_of, expected, op, rows_name);
 }
 
-// cblas and cuBLAS take every dimension and leading dimension as an int.
-void gemm_int(std::int64_t v, const char* what) {
-  PFC_CHECK(v <= std::numeric_limits<int>::max(), "gemm: {} = {} exceeds the BLAS's int", what,
-            v);
+// The BLAS takes every dimension and leading dimension as its own integer type (rules).
+void gemm_dimension(const OperandRules& r, std::int64_t v, const char* what) {
+  PFC_CHECK(v <= r.max_blas_dimension,
+            "gemm: {} = {} exceeds {} ({}'s GEMM takes each dimension up to {})",
+            what, v, r.blas_dimension_type, r.backend, r.max_blas_dimension);
 }
 
 // The u8 mask of inter-class filtering, beside the matrix it marks.
@@ -420,7 +421,7 @@ GemmDims gemm(const OperandRules& r, bool transpose_a, bool transpose_b, const T
   check_shape(c, {d.m, d.n}, op, "c");
   for (const auto& [v, what] : {std::pair<std::int64_t, const char*>{d.m, "m"}, {d.n, "n"},
                                 {d.k, "k"}, {a.dim(1), "lda"}, {b.dim(1), "ldb"}})
-    gemm_int(v, what);
+    gemm_dimension(r, v, what);
   return d;
 }
 

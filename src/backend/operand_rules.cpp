@@ -25,6 +25,8 @@ OperandRules operand_rules(BackendKind kind, DeviceKind device) {
   r.mixed_floats = true;
   r.f16_gemm_output = true;
   r.max_margin_rows = 65535;  // gridDim.y
+  r.max_blas_dimension = std::numeric_limits<std::int64_t>::max();
+  r.blas_dimension_type = "cuBLAS's 64-bit API";
   return r;
 }
 

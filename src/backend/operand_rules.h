@@ -34,6 +34,13 @@ struct OperandRules {
   bool f16_gemm_output = false;
   // The most rows the margin softmax takes in one call (cuda: one grid row per batch row).
   std::int64_t max_margin_rows = std::numeric_limits<std::int64_t>::max();
+  // The largest GEMM dimension or leading dimension the BLAS takes: cblas passes each as
+  // OpenBLAS's blasint, a 32-bit int in Debian's build (its kernels index elements in 64 bits,
+  // so a matrix past 2^31 elements is fine while each dimension fits); cuBLAS's 64-bit entry
+  // points take any.
+  std::int64_t max_blas_dimension = std::numeric_limits<int>::max();
+  // "OpenBLAS's 32-bit blasint" or "cuBLAS's 64-bit API": named with a refusal.
+  std::string blas_dimension_type = "OpenBLAS's 32-bit blasint";
 
   bool computes_in(DType t) const { return t == floats[0] || t == floats[1]; }
   // "f32 or f64"

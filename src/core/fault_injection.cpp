@@ -16,7 +16,7 @@ namespace pfc {
 namespace {
 
 constexpr const char* kFaultSyntax =
-    "\"rank:R,step:S\" or \"rank:R,step:S,at:checkpoint|verification\"";
+    "\"rank:R,step:S\" or \"rank:R,step:S,at:checkpoint|verification|no_room\"";
 
 std::int64_t parse_number(std::string_view text, std::string_view spec) {
   std::int64_t value = 0;
@@ -31,8 +31,9 @@ FaultPoint parse_fault_point(std::string_view text, std::string_view spec) {
   if (text == "step") return FaultPoint::step;
   if (text == "checkpoint") return FaultPoint::checkpoint;
   if (text == "verification") return FaultPoint::verification;
+  if (text == "no_room") return FaultPoint::no_room;
   throw UsageError(fmt::format("PFC_FAULT '{}': at:{} is not a fault point (expected at:step, "
-                               "at:checkpoint or at:verification)",
+                               "at:checkpoint, at:verification or at:no_room)",
                                spec, text));
 }
 
@@ -89,6 +90,11 @@ void check_injected_fault(const std::optional<InjectedFault>& fault, int rank,
                             point == FaultPoint::verification ? "the verification of step"
                                                               : "step",
                             step));
+}
+
+bool fault_strikes(const std::optional<InjectedFault>& fault, int rank, std::int64_t step,
+                   FaultPoint point) {
+  return fault && fault->at == point && fault->rank == rank && fault->step == step;
 }
 
 void kill_at_checkpoint_fault(const std::optional<InjectedFault>& fault, int rank,

@@ -6,8 +6,12 @@
 //                                            mid-write: no handler, no cleanup, nothing flushed).
 //   PFC_FAULT="rank:R,step:S,at:verification" rank R throws as the verification after step S
 //                                            begins (one rank failing while the others verify).
-// The trainer checks the step point, the checkpoint writer the checkpoint point, the
-// verification callback the verification point.
+//   PFC_FAULT="rank:R,step:S,at:no_room"     rank R finds neither free disk space nor free host
+//                                            memory for the checkpoint of step S (a full disk
+//                                            or host, which the checkpoint must refuse before
+//                                            it stages or writes anything).
+// The trainer checks the step and no_room points, the checkpoint writer the checkpoint point,
+// the verification callback the verification point.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +25,7 @@ enum class FaultPoint {
   step,        // "at:step" (the default): the start of the step
   checkpoint,  // "at:checkpoint": inside write_checkpoint, after part of the shard is written
   verification,  // "at:verification": as the verification after the step begins
+  no_room,       // "at:no_room": the checkpoint of the step finds no disk space or host memory
 };
 
 struct InjectedFault {
@@ -29,7 +34,7 @@ struct InjectedFault {
   FaultPoint at = FaultPoint::step;
 };
 
-// "rank:R,step:S[,at:step|checkpoint]" (items in any order); "" is no fault. Anything else is
+// "rank:R,step:S[,at:step|checkpoint|verification|no_room]" (items in any order); "" is no fault. Anything else is
 // a UsageError.
 std::optional<InjectedFault> parse_injected_fault(std::string_view spec);
 // The fault PFC_FAULT asks for, if set.
@@ -40,6 +45,9 @@ void check_fault_rank(const std::optional<InjectedFault>& fault, int world_size)
 // the fault strikes at `point` (the step or the verification).
 void check_injected_fault(const std::optional<InjectedFault>& fault, int rank,
                           std::int64_t step, FaultPoint point = FaultPoint::step);
+// Whether `fault` strikes rank `rank` at `point` of step `step`.
+bool fault_strikes(const std::optional<InjectedFault>& fault, int rank, std::int64_t step,
+                   FaultPoint point);
 // The checkpoint writer's fault point, called while rank `rank` is half-way through writing its
 // shard of the checkpoint of step `step`: raises SIGKILL on this process when `fault` is an
 // at:checkpoint fault for that rank and step; otherwise does nothing.

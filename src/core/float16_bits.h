@@ -82,8 +82,14 @@ PFC_HOST_DEVICE std::uint16_t f16_bits_stochastic(float x, std::uint32_t random)
     const std::uint64_t dropped = mantissa & ((1u << drop) - 1u);
     up = (static_cast<std::uint64_t>(random) >> (32 - drop)) + dropped >= (1ull << drop);
   } else {
+    // The probability mantissa / 2^drop, resolved to 2^-32, is mantissa >> (drop - 32) in
+    // units of 2^-32. The mantissa holds at most 24 bits, so from a shift of 24 on (|x| below
+    // 2^-56) that is 0; a shift count of 32 or more would be undefined in C++ (x86 wraps it,
+    // the GPU clamps it), so it is never made.
     kept = 0;
-    up = static_cast<std::uint64_t>(random) + (mantissa >> (drop - 32)) >= (1ull << 32);
+    const int shift = drop - 32;
+    const std::uint32_t threshold = shift < 24 ? mantissa >> shift : 0u;
+    up = static_cast<std::uint64_t>(random) + threshold >= (1ull << 32);
   }
   kept += up ? 1u : 0u;
   // `kept` counts spacings: below 2^-14 the f16 bits are that count (a carry to 1024 is the

@@ -106,6 +106,14 @@ std::string bound_text(const Plan& plan) {
       b.samples_per_s, plan.world_size);
 }
 
+// What a checkpoint takes, which pfc train checks before it writes one (io/checkpoint_room.h).
+std::string checkpoint_text(const Plan& plan) {
+  return fmt::format("  a checkpoint: {:.2f} GiB on disk (the backbone and every rank's class "
+                     "centres), {:.2f} GiB of host memory staged by the rank that writes the "
+                     "most\n",
+                     gib(plan.checkpoint.disk_bytes), gib(plan.checkpoint.largest_host_bytes));
+}
+
 }  // namespace
 
 std::string plan_shortfall(const Plan& plan) {
@@ -125,6 +133,7 @@ std::string format_plan(const Plan& plan, const Config& cfg) {
                             gib(largest.needed_bytes), gib(largest.available_bytes), against)
               : fmt::format("  does not fit: {} ({})\n", plan_shortfall(plan), against);
   text += ranks_table(plan);
+  text += checkpoint_text(plan);
   text += arithmetic_table(plan);
   text += bound_text(plan);
   return text;

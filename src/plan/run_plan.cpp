@@ -105,6 +105,7 @@ Plan make_plan(const Config& run_cfg, Comm& comm, MetaBackend& backend,
   plan.steps = request.steps;
   plan.step = backend.tally().since(before_last);
   plan.collectives = collectives_since(counted.tally(), comm_before_last);
+  plan.checkpoint = memory.checkpoint;
 
   const std::int64_t host_buffers = host_ledger.snapshot().total_peak - host_before;
   const Tensor mine = rank_row(memory, host_buffers, backend.largest_host_scratch_bytes(),

@@ -12,6 +12,7 @@
 #include "backend/meta/meta_backend.h"
 #include "comm/counting_comm.h"
 #include "config/config.h"
+#include "io/checkpoint_room.h"
 #include "plan/device_overhead_model.h"
 #include "plan/gpu_specs.h"
 #include "plan/step_bound.h"
@@ -53,6 +54,7 @@ struct Plan {
   ArithmeticTally step;             // this rank's last planned step
   CollectiveTally collectives;      // its collectives in that step
   std::optional<StepBound> bound;   // when a GPU was named
+  CheckpointCost checkpoint;        // a checkpoint of the run: its files, the host memory staged
   double seconds = 0;               // how long planning took (wall clock)
 
   // The rank that needs the most (the one a fit is decided by).

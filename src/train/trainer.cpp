@@ -12,6 +12,7 @@
 #include "io/checkpoint.h"
 #include "io/checkpoint_layout.h"
 #include "io/checkpoint_reader.h"
+#include "io/checkpoint_room.h"
 #include "io/checkpoint_values.h"
 #include "io/checkpoint_writer.h"
 #include "io/durable_file.h"
@@ -104,7 +105,36 @@ class TrainingRun {
                  pretrained.origin, model_.describe(), cfg_.num_classes);
   }
 
+  // What a checkpoint of this run costs: every file of it, and the host memory this rank and
+  // the rank that copies the most (rank 0: the backbone too) stage it through. The backbone is
+  // written in f32 (its masters, each trainable one's optimiser moments, its buffers), the
+  // class centres and their moments in the types they are stored in.
+  CheckpointCost checkpoint_cost() {
+    std::int64_t backbone = 0;
+    const auto moments = static_cast<std::int64_t>(stepper_.optimizer().moment_names().size());
+    for (const Parameter* p : model_.parameters())
+      backbone += p->value.numel() * (1 + (p->trainable ? moments : 0)) *
+                  static_cast<std::int64_t>(sizeof(float));
+    for (const Buffer* b : model_.buffers())
+      backbone += b->value.numel() * static_cast<std::int64_t>(sizeof(float));
+    std::int64_t row = dtype_size(head_.weight().dtype());
+    for (const Tensor& m : head_.optimizer_state().moments) row += dtype_size(m.dtype());
+    row *= cfg_.embedding_size;
+    const ShardLayout saved = saved_layout();
+    CheckpointCost cost;
+    cost.disk_bytes = backbone + cfg_.num_classes * row;
+    cost.host_bytes = (comm_.rank() == 0 ? backbone : 0) + saved.num_local * row;
+    cost.largest_host_bytes = backbone + saved.max_local() * row;
+    return cost;
+  }
+
   CheckpointInfo save(const std::filesystem::path& root) {
+    // Before anything is copied to the host or written: room for all of it, on every rank.
+    CheckpointRoom room = measure_checkpoint_room(root);
+    const auto fault = injected_fault_from_environment();
+    if (fault_strikes(fault, comm_.rank(), step_, FaultPoint::no_room))
+      room = {0, room.disk_folder + " (PFC_FAULT at:no_room)", 0, "PFC_FAULT at:no_room"};
+    check_checkpoint_room(comm_, root, step_, checkpoint_cost(), room);
     Checkpoint ckpt;
     if (comm_.rank() == 0) {
       for (const Parameter* p : model_.parameters())
@@ -464,6 +494,7 @@ StepsMemory measure_steps(const Config& cfg, Comm& comm, Backend& backend, std::
   StepsMemory m;
   m.setup_peaks = setup.peak_by_purpose;
   m.setup_peak = setup.total_peak;
+  m.checkpoint = run.checkpoint_cost();
   if (on_step_end) on_step_end(0);
   for (std::int64_t n = 1; n <= steps; ++n) {
     ledger.reset_peak();

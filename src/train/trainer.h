@@ -13,6 +13,7 @@
 #include "comm/comm.h"
 #include "config/config.h"
 #include "io/checkpoint_layout.h"
+#include "io/checkpoint_room.h"
 #include "train/run_start.h"
 
 namespace pfc {
@@ -46,6 +47,7 @@ struct StepsMemory {
   std::int64_t setup_peak = 0;   // the total's
   MemoryPeaks step_peaks{};      // each purpose's peak over the steps (metrics.h5 /memory)
   std::int64_t step_peak = 0;    // the total's peak over the steps (metrics.h5 mem_peak_bytes)
+  CheckpointCost checkpoint;     // what a checkpoint of the run costs (disk, host memory)
 };
 
 // Collective over comm. on_step_end(n) runs when n steps are done: after the setup (0), then

@@ -7,10 +7,12 @@
 #   tests/gpu/run_on_device.sh OUTDIR
 #
 # It needs only the installed tree (PFC_DIST, default ./dist: `cmake --install build --prefix
-# dist`), not the build tree. OUTDIR receives two files, whatever happens (a failed step, the
-# budget spent, SIGTERM): summary.txt (the tables; also printed last) and logs.tar.gz (every
-# step's log and run folder) — the GPU machine returns at most 8 files of 16 MiB, two
-# folders deep. Steps write into a scratch folder that is packed at the end.
+# dist`), not the build tree. OUTDIR receives three files, whatever happens (a failed step, the
+# budget spent, SIGTERM): preflight.txt (written in the first seconds: the OS, what the
+# executables load, the machine's libraries, the GPUs, the library folders chosen),
+# summary.txt (the tables; also printed last) and logs.tar.gz (every step's log and run folder,
+# gtest's XML reports) — the GPU machine returns at most 8 files of 16 MiB, two folders deep.
+# Steps write into a scratch folder that is packed at the end.
 #
 # The plan runs what decides whether the rest is worth running first (the gpu tests, the
 # cuda-vs-cpu training losses: when both fail, the GPU steps after them are skipped), then the
@@ -26,6 +28,10 @@
 #   PFC_DEVICE_STEPS     run only these steps (names as in LIMIT), e.g. to rerun what failed
 #   PFC_DEVICE_PART      "sweep": only the emulated sweep, with the whole budget
 #   PFC_DEVICE_LIB_DIRS  folders to consider, before the usual ones, for newer CUDA libraries
+#   PFC_DEVICE_SYSTEM_LIB_DIRS  the system's library folders (default /usr/lib/x86_64-linux-gnu
+#                        /usr/local/cuda/lib64 /usr/local/cuda/lib)
+#   PFC_DEVICE_PYTHON_ROOT  where a Python environment's CUDA packages are looked for
+#                        (ROOT/.venv/lib/python3*/site-packages/nvidia/*/lib; default /opt/torch)
 #   PFC_BENCH_SETS       overrides added to every benchmark run, e.g. "--set data_workers=8"
 #
 # On the GPU machine, from the repository root, with dist built and carried along (it must
@@ -34,7 +40,7 @@
 #     cmake --build build-device --target pfc pfc_gpu_tests &&
 #     cmake --install build-device --prefix dist --strip  # where pfc is built (tests/gpu/README.md)
 #   tests/gpu/run_on_device.sh "$OUT"            # carry ["dist"], timeout_s 600
-# and, for a rerun of what was red: PFC_DEVICE_STEPS="gpu_tests bench_pfc_3m" ... likewise.
+# and, for a rerun of what was red: PFC_DEVICE_STEPS="gpu_tests_cudnn bench_pfc_3m" ... likewise.
 set -u -o pipefail
 
 OUTDIR=${1:?usage: tests/gpu/run_on_device.sh OUTDIR}
@@ -55,11 +61,13 @@ ORDER=()
 plan() { ORDER+=("$1"); LIMIT[$1]=$2; }
 plan nvidia_smi 5
 plan pfc_info 10
-plan gpu_tests 90
+plan gpu_tests_kernels 25
+plan gpu_tests_cudnn 65
+plan gpu_large_gemm 15
 plan train_cpu 15
 plan train_cuda 20
 plan train_cuda_fp16 20
-plan bench_backbone 40
+plan bench_backbone 35
 plan bench_mp_3m 50
 plan bench_pfc_3m 50
 plan golden_fp32_tiny 15
@@ -68,7 +76,7 @@ plan golden_fp32_r50 20
 plan golden_fp16_r50 20
 plan golden_parity_fp32 30
 plan golden_semantics_fp32 20
-plan bench_pfc_16m 40
+plan bench_pfc_16m 35
 plan bench_pfc_29m_f16 30
 plan planned 10
 plan sweep 0  # 0: what is left
@@ -128,6 +136,13 @@ finish() {
   trap - EXIT TERM INT
   [[ -n $STEP_PID ]] && kill -TERM "$STEP_PID" 2>/dev/null && wait "$STEP_PID" 2>/dev/null
   ((rc > 128)) && NOTES+=("stopped by signal $((rc - 128)) after ${SECONDS}s")
+  # The pre-flight comes back whatever happened, in the output folder and in the archive.
+  [[ -f $OUTDIR/preflight.txt ]] ||
+    echo "pfc device pre-flight: the script stopped before it (see summary.txt)" \
+      >"$OUTDIR/preflight.txt"
+  ((rc > 128)) && echo "(stopped by signal $((rc - 128)) after ${SECONDS}s)" \
+    >>"$OUTDIR/preflight.txt"
+  cp "$OUTDIR/preflight.txt" "$WORK/preflight.txt"
   write_summary
   pack_logs
   rm -rf "$WORK"
@@ -212,7 +227,7 @@ gpu_step() {
   return 0
 }
 
-# ---- the installed tree and the libraries ------------------------------------------------
+# ---- the installed tree ---------------------------------------------------------------------
 DIST=${PFC_DIST:-dist}
 BIN=$DIST/bin
 if [[ ! -x $BIN/pfc ]]; then
@@ -233,48 +248,64 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob
   OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_ess_singleton_isolated=1
 # NCCL's own account of a failed start goes into the step's log.
 export NCCL_DEBUG=${NCCL_DEBUG:-WARN}
-BASE_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-export LD_LIBRARY_PATH=$BASE_LIBRARY_PATH
+# The tree carries the HDF5 pfc was built with (cmake/Install.cmake), found first below; should
+# another release be loaded all the same, HDF5 1.10 would abort at the first file opened (its
+# header/library release check): this turns that abort into a warning in the step's log.
+export HDF5_DISABLE_VERSION_CHECK=1
 
-for exe in "$BIN/pfc" "$BIN/pfc_gpu_tests"; do
-  if [[ ! -x $exe ]]; then
-    NOTES+=("$exe: missing from $DIST/bin")
-    FAILED=1
-  elif ldd "$exe" 2>&1 | grep "not found" >"$WORK/ldd_missing.log"; then
-    NOTES+=("$exe cannot find: $(tr -s ' \t\n' ' ' <"$WORK/ldd_missing.log")")
-    grep -q libdnnl "$WORK/ldd_missing.log" &&
-      NOTES+=("the tree for this machine is built with -DPFC_ONEDNN=OFF (tests/gpu/README.md)")
-    FAILED=1
-  fi
-done
+# ---- the libraries ---------------------------------------------------------------------------
+# $DIST/lib goes first: the loader searches LD_LIBRARY_PATH before the executables' RUNPATH,
+# and a shipped library's own dependencies (HDF5's libsz, libaec) only there. Then the folders
+# chosen for cuDNN, cuBLAS and NCCL, then the system's.
+read -r -a SYSTEM_LIB_DIRS <<<"${PFC_DEVICE_SYSTEM_LIB_DIRS:-/usr/lib/x86_64-linux-gnu \
+/usr/local/cuda/lib64 /usr/local/cuda/lib}"
+PYTHON_ROOT=${PFC_DEVICE_PYTHON_ROOT:-/opt/torch}
+joined() { local IFS=:; echo "$*"; }
+SYSTEM_PATH=$(joined "${SYSTEM_LIB_DIRS[@]}")
+ORIGINAL_LIBRARY_PATH=${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export LD_LIBRARY_PATH=$DIST/lib:$SYSTEM_PATH$ORIGINAL_LIBRARY_PATH
+CHOSEN_DIRS=()
 
-if selected nvidia_smi; then
-  if command -v nvidia-smi >/dev/null; then
-    run_step nvidia_smi nvidia-smi
-    record nvidia_smi "$(verdict $?)"
-  else
-    record nvidia_smi "SKIPPED (no nvidia-smi)"
-  fi
-fi
+# bounded SECONDS CMD...: CMD under a limit, in the background so that a stop signal is taken
+# at once (bash runs a trap only after the foreground command ends).
+bounded() {
+  local limit=$1 rc
+  shift
+  timeout --kill-after=2 "$limit" "$@" &
+  STEP_PID=$!
+  wait "$STEP_PID"
+  rc=$?
+  STEP_PID=""
+  return "$rc"
+}
 
-# pick_libraries: for cuDNN, cuBLAS and NCCL, the folder holding the newest copy of the
-# library pfc links (its soname), as pfc itself reads the version; PFC_DEVICE_LIB_DIRS, the
-# Python packages' copies (/opt/torch: the machine's PyTorch carries a newer cuDNN than the
-# system), the system's and the toolkit's. Prints the folders, newest first per library.
-pick_libraries() {
+# candidate_dirs: where cuDNN, cuBLAS and NCCL may be: PFC_DEVICE_LIB_DIRS, the Python packages'
+# copies (the H200's PyTorch carries a newer cuDNN than its system), the system's folders.
+candidate_dirs() {
   local dirs=() d
   read -r -a dirs <<<"${PFC_DEVICE_LIB_DIRS:-}"
-  for d in /opt/torch/.venv/lib/python3*/site-packages/nvidia/*/lib /usr/lib/x86_64-linux-gnu \
-    /usr/local/cuda/lib64 /usr/local/cuda/lib; do
-    [[ -d $d ]] && dirs+=("$d")
+  for d in "${dirs[@]}" "$PYTHON_ROOT"/.venv/lib/python3*/site-packages/nvidia/*/lib \
+    "${SYSTEM_LIB_DIRS[@]}"; do
+    [[ -d $d ]] && echo "$d"
   done
-  local name soname best best_version version newest
+}
+
+# pick_libraries: for cuDNN, cuBLAS and NCCL, the folder holding the newest copy of the
+# library pfc links (its soname), as pfc itself reads the version. Each candidate is probed
+# first on the path and every other candidate after it, so that pfc loads when the other
+# libraries are elsewhere (cuDNN and NCCL each in a Python package of its own). Prints the
+# folders; says on stderr what each probe read.
+pick_libraries() {
+  local dirs=() d name soname best best_version version newest others
+  mapfile -t dirs < <(candidate_dirs)
   while read -r name soname; do
     best="" best_version=""
     for d in "${dirs[@]}"; do
       [[ -e $d/$soname ]] || continue
+      others=$(printf '%s\n' "${dirs[@]}" | grep -vxF -- "$d" | paste -sd: -)
       # </dev/null: pfc must not read the list this loop reads.
-      version=$(LD_LIBRARY_PATH=$d:$BASE_LIBRARY_PATH "$BIN/pfc" info </dev/null 2>/dev/null |
+      version=$(LD_LIBRARY_PATH=$DIST/lib:$d${others:+:$others}$ORIGINAL_LIBRARY_PATH \
+        timeout 10 "$BIN/pfc" info </dev/null 2>/dev/null |
         sed -n "s/^$name: built with [^,]*, running \([0-9.]*\).*/\1/p")
       echo "$name in $d: ${version:-unreadable}" >&2
       [[ -z $version ]] && continue
@@ -290,56 +321,140 @@ pick_libraries() {
     $1 ~ /^libnccl\.so/ { print "NCCL", $1 }')
 }
 
-library_info() {
-  local chosen=() d path=""
-  mapfile -t chosen < <(pick_libraries)
-  for d in "${chosen[@]}"; do [[ :$path: == *:$d:* ]] || path=${path:+$path:}$d; done
-  echo "library path chosen: ${path:-(the default)}"
-  LD_LIBRARY_PATH=${path:+$path:}$BASE_LIBRARY_PATH "$BIN/pfc" info </dev/null
+# choose_libraries: LD_LIBRARY_PATH with the chosen folders after $DIST/lib.
+choose_libraries() {
+  local d path=""
+  mapfile -t CHOSEN_DIRS < <(pick_libraries 2>>"$WORK/library_probes.log")
+  for d in "${CHOSEN_DIRS[@]}"; do [[ :$path: == *:$d:* ]] || path=${path:+$path:}$d; done
+  export LD_LIBRARY_PATH=$DIST/lib${path:+:$path}:$SYSTEM_PATH$ORIGINAL_LIBRARY_PATH
 }
 
-GPUS=0
+# The pre-flight, in the script's first seconds and before anything that may hang for long:
+# what the machine is and what the executables would load, in OUTDIR/preflight.txt (returned
+# whatever happens next, also when the script is stopped during it), so that a first call that
+# fails still says what to ship.
+PREFLIGHT=$OUTDIR/preflight.txt
+preflight_section() {  # preflight_section TITLE SECONDS CMD...: CMD's output, bounded
+  local title=$1 limit=$2
+  shift 2
+  echo "== $title" >>"$PREFLIGHT"
+  bounded "$limit" "$@" >>"$PREFLIGHT" 2>&1 || echo "(exit $?)" >>"$PREFLIGHT"
+}
+ldd_both() {  # ldd_both WHEN
+  local exe
+  for exe in "$BIN/pfc" "$BIN/pfc_gpu_tests"; do
+    if [[ -x $exe ]]; then
+      preflight_section "ldd $exe ($1)" 10 ldd "$exe"
+    else
+      echo "== $exe: missing" >>"$PREFLIGHT"
+    fi
+  done
+}
+ldconfig_lines() {
+  echo "== ldconfig -p: mpi, hdf5, openblas, cudnn, cublas, nccl" >>"$PREFLIGHT"
+  bounded 10 ldconfig -p >"$WORK/ldconfig.txt" 2>&1 || echo "(exit $?)" >>"$PREFLIGHT"
+  grep -E 'mpi|hdf5|openblas|cudnn|cublas|nccl' "$WORK/ldconfig.txt" >>"$PREFLIGHT"
+}
+{
+  echo "pfc device pre-flight, $(date -u +%Y-%m-%dT%H:%M:%SZ), $(uname -srm)"
+  echo "HDF5_DISABLE_VERSION_CHECK=1 (a second guard: the tree ships the HDF5 pfc was built with)"
+  echo "LD_LIBRARY_PATH before the choice: $LD_LIBRARY_PATH"
+} >"$PREFLIGHT"
+NOTES+=("HDF5_DISABLE_VERSION_CHECK=1 set: an HDF5 release other than the shipped one warns"\
+" instead of aborting")
+preflight_section /etc/os-release 2 cat /etc/os-release
+ldd_both "before the library choice"
+ldconfig_lines
+preflight_section "nvidia-smi -L" 5 nvidia-smi -L
+choose_libraries
+{
+  echo "== library folders chosen: ${CHOSEN_DIRS[*]:-(none)}"
+  cat "$WORK/library_probes.log" 2>/dev/null
+  echo "LD_LIBRARY_PATH: $LD_LIBRARY_PATH"
+} >>"$PREFLIGHT"
+ldd_both "with the chosen folders"
+
+# Only now, with the library path as the steps will have it: what cannot be found.
+for exe in "$BIN/pfc" "$BIN/pfc_gpu_tests"; do
+  if [[ ! -x $exe ]]; then
+    NOTES+=("$exe: missing from $DIST/bin")
+    FAILED=1
+  elif ldd "$exe" 2>&1 | grep "not found" >"$WORK/ldd_missing.log"; then
+    NOTES+=("$exe cannot find: $(sed 's/^[[:space:]]*//' "$WORK/ldd_missing.log" | paste -sd' ')")
+    grep -q libdnnl "$WORK/ldd_missing.log" &&
+      NOTES+=("the tree for this machine is built with -DPFC_ONEDNN=OFF (tests/gpu/README.md)")
+    FAILED=1
+  fi
+done
+
+if selected nvidia_smi; then
+  if command -v nvidia-smi >/dev/null; then
+    run_step nvidia_smi nvidia-smi
+    record nvidia_smi "$(verdict $?)"
+  else
+    record nvidia_smi "SKIPPED (no nvidia-smi)"
+  fi
+fi
+
+library_info() {
+  echo "library path chosen: ${CHOSEN_DIRS[*]:-(the default)}"
+  cat "$WORK/library_probes.log" 2>/dev/null
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  timeout 10 "$BIN/pfc" info </dev/null
+}
+
 if selected pfc_info; then
   run_inline pfc_info library_info
   rc=$?
   record pfc_info "$(verdict $rc)"
   cat "$WORK/pfc_info.log"
-  path=$(sed -n 's/^library path chosen: \(\/.*\)$/\1/p' "$WORK/pfc_info.log")
-  [[ -n $path ]] && export LD_LIBRARY_PATH=$path:$BASE_LIBRARY_PATH
   NOTES+=("" "libraries (pfc info):")
   while read -r line; do NOTES+=("  $line"); done < <(grep -E "^(CUDA|cuBLAS|cuDNN|NCCL)|chosen" \
     "$WORK/pfc_info.log")
 fi
-GPUS=$("$BIN/pfc" info 2>/dev/null | sed -n 's/^visible GPUs: \([0-9]*\)$/\1/p')
+GPUS=$(timeout 10 "$BIN/pfc" info 2>/dev/null </dev/null |
+  sed -n 's/^visible GPUs: \([0-9]*\)$/\1/p')
 GPUS=${GPUS:-0}
 if ((GPUS > 0)) && command -v nvidia-smi >/dev/null; then
-  GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+  GPU_NAME=$(timeout 5 nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
 fi
 
 # ---- gpu-labelled tests ----------------------------------------------------------------------
+# In three calls, each writing gtest's XML report into the archive: first the kernels that need
+# no cuDNN (PartialFC, stored values, batch-norm, elementwise, norm, copy/cast, GEMM, NCCL,
+# launch errors, the arena), so that a timeout in the cuDNN half still reports them test by
+# test; then the rest; then the GEMM past 2^31 elements (4 GiB of f16), alone.
+KERNEL_TESTS="*GpuPartialFc*:*GpuStoredValues*:*GpuBatchNorm*:*GpuElementwise*:*GpuDataMovement*"
+KERNEL_TESTS+=":*GpuNorm*:*GpuCopyCast*:*GpuGemm*:*NcclComm*:*GpuLaunchErrors*:*DeviceArena*"
+KERNEL_TESTS+=":*CudaLibraryVersions*"
+LARGE_GEMM_TESTS="GpuLargeGemm.*"
 gpu_tests_passed=""
-if gpu_step gpu_tests; then
-  run_step gpu_tests "$BIN/pfc_gpu_tests" --gtest_color=no
-  rc=$?
-  log=$WORK/gpu_tests.log
+gpu_tests() {  # gpu_tests STEP FILTER
+  gpu_step "$1" || return 0
+  run_step "$1" "$BIN/pfc_gpu_tests" --gtest_color=no "--gtest_filter=$2" \
+    "--gtest_output=xml:$WORK/$1.xml"
+  local rc=$? log=$WORK/$1.log passed
   count() {
     local n
     n=$(sed -n "s/^\[  $1 *\] \([0-9]*\) tests*[.,].*/\1/p" "$log" | tail -n 1)
     echo "${n:-0}"
   }
-  gpu_tests_passed=$(count PASSED)
-  record gpu_tests "$(verdict $rc) ($gpu_tests_passed passed, $(count SKIPPED) skipped," \
-    "$(count FAILED) failed)"
+  passed=$(count PASSED)
+  gpu_tests_passed=$((${gpu_tests_passed:-0} + passed))
+  record "$1" "$(verdict $rc) ($passed passed, $(count SKIPPED) skipped, $(count FAILED) failed)"
   while read -r line; do NOTES+=("gpu test failed: $line"); done < <(sed -n \
     's/^\[  FAILED  \] \([A-Za-z][^ ,]*\).*/\1/p' "$log" | sort -u)
-fi
+}
+gpu_tests gpu_tests_kernels "$KERNEL_TESTS"
+gpu_tests gpu_tests_cudnn "-$KERNEL_TESTS:$LARGE_GEMM_TESTS"
+gpu_tests gpu_large_gemm "$LARGE_GEMM_TESTS"
 
 # ---- reading a run's figures with pfc ------------------------------------------------------
 # run_figures RUN_DIR: "STATUS SAMPLES_PER_S PEAK_GIB DEVICE_GIB NEEDED_GIB AVAILABLE_GIB" from
 # `pfc report --format csv` (GB there are 10^9 bytes); nothing when the run left no metrics.
 run_figures() {
   [[ -f $1/metrics.h5 ]] || return 0
-  "$BIN/pfc" report --format csv "$1" 2>/dev/null | awk '
+  timeout 20 "$BIN/pfc" report --format csv "$1" 2>/dev/null </dev/null | awk '
     function split_csv(line, out,   n, i, c, field, quoted) {
       n = 0; field = ""; quoted = 0
       for (i = 1; i <= length(line); i++) {
@@ -556,8 +671,8 @@ planned_vs_measured() {
     name=$(basename "$dir")
     [[ -f $dir/metrics.h5 && $name != planned_* ]] || continue
     names+=("$name")
-    "$BIN/pfc" plan "$dir/metrics.h5" --gpu h200 --set "output=\"$WORK/planned_$name\"" \
-      >"$WORK/planned_$name.log" 2>&1 &
+    timeout "${LIMIT[planned]}" "$BIN/pfc" plan "$dir/metrics.h5" --gpu h200 \
+      --set "output=\"$WORK/planned_$name\"" </dev/null >"$WORK/planned_$name.log" 2>&1 &
   done
   wait
   for name in "${names[@]}"; do
@@ -596,8 +711,8 @@ if gpu_step sweep; then
     rc=$?
     record sweep "$(verdict $rc)"
     NOTES+=("" "emulated sweep (rank 0 of 8 on this GPU):")
-    while IFS= read -r line; do NOTES+=("$line"); done < <("$BIN/pfc" report "$WORK/sweep" \
-      2>/dev/null)
+    while IFS= read -r line; do NOTES+=("$line"); done < <(timeout 20 "$BIN/pfc" report \
+      "$WORK/sweep" 2>/dev/null </dev/null)
   fi
 fi
 exit 0

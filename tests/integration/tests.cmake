@@ -40,7 +40,7 @@ pfc_script_test(integration.cuda_configure cuda_configure.sh LABELS integration 
 pfc_script_test(integration.plan_command plan_command.sh LABELS "integration;mpi" TIMEOUT 300)
 # Nothing lost, nothing silently wrong: refusals, damage, divergence, full disks, hung ranks.
 foreach(name output_guard resume_mismatch checkpoint_damage dataset_integrity
-        file_system_failures collective_timeout stop_signals kill_resume)
+        file_system_failures checkpoint_room collective_timeout stop_signals kill_resume)
   pfc_script_test(integration.${name} ${name}.sh LABELS "integration;mpi" TIMEOUT 600)
 endforeach()
 # Nothing that is not pfc's own is replaced, and what is wrong is said before the work.

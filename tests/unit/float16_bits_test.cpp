@@ -130,6 +130,41 @@ TEST(Float16Bits, InfinityNanAndOverflow) {
   EXPECT_EQ(f16_bits_stochastic(1e-9f, 0xFFFFFFFFu), 0x0001);
 }
 
+TEST(Float16Bits, TinyValuesRoundUpWithTheirExactProbability) {
+  // Below f16's smallest subnormal s = 2^-24, x becomes s with probability |x| / s, resolved
+  // to 2^-32 (truncated, so the chance of rounding up lies in [p - 2^-32, p]). Over n draws of
+  // the counter-based bits the count of ups is a binomial whose mean is within n 2^-32 of n p:
+  // it must lie within 6 standard deviations of that (+1 for the resolution). The bits are a
+  // fixed sequence, so the check is deterministic. From 2^-150 (zero in f32) to 2^-25, every
+  // exponent, three mantissas, both signs; 2^-60 and below have p <= 2^-36, so no draw of
+  // these may round up (a shift by 32 bits or more once made x = 1e-20 round up in 7e-4 of
+  // draws on x86).
+  const int n = 1 << 16;
+  const double smallest = std::ldexp(1.0, -24);
+  for (int exponent = -150; exponent <= -25; ++exponent) {
+    for (double fraction : {1.0, 1.37, 1.99}) {
+      const float x = static_cast<float>(std::ldexp(fraction, exponent));
+      const double p = std::fabs(static_cast<double>(x)) / smallest;
+      for (float signed_x : {x, -x}) {
+        int ups = 0;
+        for (int i = 0; i < n; ++i) {
+          const std::uint16_t r = f16_bits_stochastic(signed_x, rounding_bits(17, i));
+          ASSERT_TRUE((r & 0x7FFFu) == 0u || (r & 0x7FFFu) == 1u) << signed_x;
+          ups += (r & 0x7FFFu) == 1u ? 1 : 0;
+        }
+        const double mean = n * p;
+        const double bound = 6 * std::sqrt(mean * (1 - p)) + 1 + n * std::ldexp(1.0, -32);
+        EXPECT_LE(std::fabs(ups - mean), bound)
+            << "x = " << signed_x << " (2^" << exponent << " x " << fraction << "): " << ups
+            << " of " << n << " rounded up, exact probability " << p;
+        if (exponent <= -60) {
+          EXPECT_EQ(ups, 0) << "x = " << signed_x;
+        }
+      }
+    }
+  }
+}
+
 TEST(Float16Bits, RoundingStreamsDifferByTensorAndKey) {
   EXPECT_NE(rounding_stream(1, RoundedTensor::weight), rounding_stream(1, RoundedTensor::first_moment));
   EXPECT_NE(rounding_stream(1, RoundedTensor::weight), rounding_stream(2, RoundedTensor::weight));

@@ -79,5 +79,44 @@ TEST(MetaOperandChecks, HostTensorsAreNotTheMetaBackendsOperands) {
   EXPECT_NO_THROW(meta.copy(meta_tensor, host));
 }
 
+// GEMM dimensions against each backend's BLAS (the meta backend holds shapes without memory):
+// the largest plans' class-centre shard, [5.17M, 512] = 2.6e9 elements, is a GEMM operand both
+// backends take (OpenBLAS indexes elements in 64 bits, cuBLAS through its 64-bit API); a
+// dimension past 2^31 - 1 the CPU backend refuses, naming it and OpenBLAS's 32-bit blasint,
+// where cuda takes it.
+TEST(MetaOperandChecks, GemmDimensionsAgainstEachBackendsBlas) {
+  const std::int64_t shard_rows = 5'170'000, past_int = std::int64_t{1} << 31;
+  for (BackendKind kind : {BackendKind::cpu, BackendKind::cuda}) {
+    MetaBackend meta(kind);
+    const DType type = kind == BackendKind::cuda ? DType::f16 : DType::f32;
+    Tensor x = meta.empty({128, 512}, type, MemoryPurpose::activations);
+    Tensor centres = meta.empty({shard_rows, 512}, type, MemoryPurpose::weights);
+    Tensor logits = meta.empty({128, shard_rows}, DType::f32, MemoryPurpose::activations);
+    ASSERT_GT(centres.numel(), past_int);
+    EXPECT_NO_THROW(meta.gemm(false, true, 1.0, x, centres, 0.0, logits));
+    Tensor dlogits = meta.empty({128, shard_rows}, type, MemoryPurpose::gradients);
+    Tensor grad = meta.empty({shard_rows, 512}, DType::f32, MemoryPurpose::gradients);
+    EXPECT_NO_THROW(meta.gemm(true, false, 1.0, dlogits, x, 0.0, grad));
+
+    Tensor wide = meta.empty({2, past_int}, type, MemoryPurpose::activations);
+    Tensor narrow = meta.empty({3, past_int}, type, MemoryPurpose::activations);
+    Tensor out = meta.empty({2, 3}, DType::f32, MemoryPurpose::activations);
+    if (kind == BackendKind::cuda) {
+      EXPECT_NO_THROW(meta.gemm(false, true, 1.0, wide, narrow, 0.0, out));
+      continue;
+    }
+    try {
+      meta.gemm(false, true, 1.0, wide, narrow, 0.0, out);
+      FAIL() << "a GEMM with k = 2^31 was taken for the CPU backend";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(
+                    "gemm: k = 2147483648 exceeds OpenBLAS's 32-bit blasint (meta (planning cpu)'s "
+                    "GEMM takes each dimension up to 2147483647)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pfc

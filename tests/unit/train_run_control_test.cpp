@@ -82,6 +82,15 @@ TEST(RunControl, ParsesFaultPoints) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "injected fault on rank 1 at the verification of step 4");
   }
+  // No room for a checkpoint: strikes that rank at that step's checkpoint only.
+  const auto no_room = parse_injected_fault("rank:1,step:4,at:no_room");
+  ASSERT_TRUE(no_room.has_value());
+  EXPECT_EQ(no_room->at, FaultPoint::no_room);
+  EXPECT_TRUE(fault_strikes(no_room, 1, 4, FaultPoint::no_room));
+  EXPECT_FALSE(fault_strikes(no_room, 0, 4, FaultPoint::no_room));
+  EXPECT_FALSE(fault_strikes(no_room, 1, 6, FaultPoint::no_room));
+  EXPECT_FALSE(fault_strikes(no_room, 1, 4, FaultPoint::step));
+  EXPECT_NO_THROW(check_injected_fault(no_room, 1, 4));
 }
 
 TEST(RunControl, RejectsMalformedFaultPoints) {
@@ -96,6 +105,7 @@ TEST(RunControl, RejectsMalformedFaultPoints) {
   const std::string text =
       test::usage_error([] { parse_injected_fault("rank:1,step:2,at:ckpt"); });
   EXPECT_NE(text.find("at:checkpoint"), std::string::npos) << text;
+  EXPECT_NE(text.find("at:no_room"), std::string::npos) << text;
 }
 
 TEST(RunControl, InjectedFaultFiresOnlyAtItsRankAndStep) {

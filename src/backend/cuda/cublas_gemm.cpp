@@ -1,6 +1,6 @@
 #include "backend/cuda/cublas_gemm.h"
 
-#include <limits>
+#include <algorithm>
 
 #include "backend/cuda/cuda_check.h"
 #include "core/error.h"
@@ -10,12 +10,6 @@ namespace pfc::cuda {
 namespace {
 
 cudaDataType_t cuda_type(DType dtype) { return dtype == DType::f16 ? CUDA_R_16F : CUDA_R_32F; }
-
-int narrow(std::int64_t v, const char* what) {
-  PFC_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), "gemm: {} = {} exceeds cuBLAS's int",
-            what, v);
-  return static_cast<int>(v);
-}
 
 }  // namespace
 
@@ -51,13 +45,16 @@ void cublas_gemm(cublasHandle_t handle, bool transpose_a, bool transpose_b, doub
   // read column-major is its own transpose, so the transpose flags carry over unchanged.
   const cublasOperation_t op_b = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_a = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int ldb = narrow(std::max<std::int64_t>(1, b.dim(1)), "ldb");
-  const int lda = narrow(std::max<std::int64_t>(1, a.dim(1)), "lda");
-  const int ldc = narrow(std::max<std::int64_t>(1, n), "ldc");
-  PFC_CHECK_CUBLAS(cublasGemmEx(handle, op_b, op_a, narrow(n, "n"), narrow(m, "m"), narrow(k, "k"),
-                                &alpha_f, b.raw(), cuda_type(b.dtype()), ldb, a.raw(),
-                                cuda_type(a.dtype()), lda, &beta_f, c.raw(), cuda_type(c.dtype()),
-                                ldc, compute, CUBLAS_GEMM_DEFAULT));
+  // cuBLAS's 64-bit entry point: the class-centre shards of the largest plans hold more than
+  // 2^31 elements ([5.17M, 512] in f16 on one H200), past what the int API's index arithmetic
+  // is specified for.
+  const std::int64_t ldb = std::max<std::int64_t>(1, b.dim(1));
+  const std::int64_t lda = std::max<std::int64_t>(1, a.dim(1));
+  const std::int64_t ldc = std::max<std::int64_t>(1, n);
+  PFC_CHECK_CUBLAS(cublasGemmEx_64(handle, op_b, op_a, n, m, k, &alpha_f, b.raw(),
+                                   cuda_type(b.dtype()), ldb, a.raw(), cuda_type(a.dtype()), lda,
+                                   &beta_f, c.raw(), cuda_type(c.dtype()), ldc, compute,
+                                   CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace pfc::cuda

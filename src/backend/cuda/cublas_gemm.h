@@ -1,5 +1,6 @@
-// Row-major GEMM through cuBLAS: c = alpha * op(a) * op(b) + beta * c. cuBLAS is
-// column-major, so it computes c^T = op(b)^T * op(a)^T on the same buffers. Supported
+// Row-major GEMM through cuBLAS's 64-bit API (any dimension, any element count): c = alpha *
+// op(a) * op(b) + beta * c. cuBLAS is column-major, so it computes c^T = op(b)^T * op(a)^T on
+// the same buffers. Supported
 // (a, b, c) dtypes: (f32, f32, f32) with pedantic f32 compute (no TF32), (f16, f16, f16) and
 // (f16, f16, f32) on tensor cores with f32 accumulation.
 #pragma once

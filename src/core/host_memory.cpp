@@ -1,4 +1,4 @@
-#include "plan/host_memory.h"
+#include "core/host_memory.h"
 
 #include <algorithm>
 #include <fstream>
