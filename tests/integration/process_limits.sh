@@ -5,7 +5,8 @@
 #    naming the variable, its value and the limit; the limit itself runs;
 #  - a path that is not UTF-8 text ($'out\xff') given as a config value (--set output, quoted
 #    or not) or as pfc import's RUN_DIR: exit 2 naming it, and no folder made under any name
-#    (it used to become a folder whose name held the quotes);
+#    (it used to become a folder whose name held the quotes); a path only opened or created
+#    passes through as bytes, one an output records (export's and embed's RUN) is refused;
 #  - an address-space limit (ulimit -v) too small for pfc to start: exit 2 naming the limit and
 #    the need, instead of a crash or a hang in a library's start-up; one enough to start but not
 #    for the run: exit 1 naming the allocation and the limit, not a crash.
@@ -39,6 +40,15 @@ expect_exit 2 import_run_dir "RUN_DIR '$work/out\\xFF' is not UTF-8 text" -- \
 # Nothing made, under the name given or any other (the logs of the refusals aside).
 made=$(comm -13 <(echo "$before") <(ls -A "$work" | grep -v '\.log$'))
 [ -z "$made" ] || fail "the refusals made: $made"
+# A path only opened or created is bytes, passed through as they are; one the output records
+# (the run, in an ONNX model's metadata and an embedding file's attributes) must be UTF-8.
+expect_exit 0 export_to_bytes "exported" -- "$PFC" export "$work/run" "$work/$bad.onnx"
+[ -f "$work/$bad.onnx" ] || fail "no $work/out\xFF.onnx"
+ln -s run "$work/run$bad"
+expect_exit 2 export_from_bytes "RUN_OR_CHECKPOINT '$work/runout\\xFF' is not UTF-8 text" -- \
+  "$PFC" export "$work/run$bad" "$work/run.onnx"
+expect_exit 2 embed_from_bytes "RUN_OR_CHECKPOINT '$work/runout\\xFF' is not UTF-8 text" -- \
+  "$PFC" embed "$work/run$bad" "$work/run.onnx" --output "$work/emb.h5"
 
 # ---- an address-space limit (ulimit -v) -------------------------------------------------------
 # Too small to start: the CUDA libraries crashed in their own start-up code, cuDNN aborted and
