@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <array>
@@ -22,9 +23,22 @@ constexpr std::array<int, 5> kEndingSignals = {SIGTERM, SIGINT, SIGHUP, SIGQUIT,
 std::atomic<int> g_stop_requested{0};
 std::atomic<int> g_grace_seconds{0};  // > 0: stop at safe points (stop_at_safe_points)
 std::atomic<int> g_first_signal{0};   // the ending signal that asked for the stop
+std::atomic<long long> g_first_ns{0};  // when it came (CLOCK_MONOTONIC)
 std::atomic<int> g_deferring{0};      // SignalsDeferred alive
 std::atomic<int> g_pending{0};        // the signal that waits for them to be gone
 static_assert(std::atomic<int>::is_always_lock_free);
+static_assert(std::atomic<long long>::is_always_lock_free);
+
+// A signal this soon after the first is the same request delivered twice, not a second one: a
+// scheduler signals every process of a job, and the launcher (srun, mpiexec) forwards the
+// signal it got to the same ranks, milliseconds apart.
+constexpr long long kSameRequestNs = 500'000'000;
+
+long long monotonic_ns() {
+  struct timespec now {};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);  // async-signal-safe
+  return static_cast<long long>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
 
 // The paths to remove, in fixed storage the handler may read: a slot's kind is written last
 // when it is claimed and first when it is freed, so the handler never reads a half-copied path.
@@ -114,10 +128,12 @@ void handle(int signal_number) {
     }
     int none = 0;
     if (g_first_signal.compare_exchange_strong(none, signal_number)) {
+      g_first_ns.store(monotonic_ns());
       g_stop_requested.store(1);
       ::alarm(static_cast<unsigned>(grace));
       return;
     }
+    if (monotonic_ns() - g_first_ns.load() < kSameRequestNs) return;
   }
   end_unless_deferred(signal_number);
 }

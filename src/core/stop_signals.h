@@ -8,9 +8,11 @@
 //   128 + its number).
 // - A command that stops at safe points of its own (train at a step boundary, ijb between
 //   batches) calls stop_at_safe_points(): the first ending signal then only asks for a stop
-//   (stop_requested()), and SIGUSR1 never does more. A second ending signal ends the process at
-//   once as above, and so does the grace period passing after the first, so that a process
-//   blocked in a read or a write (a FIFO, a pipe nobody drains) still ends.
+//   (stop_requested()), and SIGUSR1 never does more. A second ending signal (half a second or
+//   more after the first: one sooner is the same request delivered twice, by a scheduler and
+//   a launcher) ends the process at once as above, and so does the grace period passing after
+//   the first, so that a process blocked in a read or a write (a FIFO, a pipe nobody drains)
+//   still ends.
 // - While a SignalsDeferred lives, ending waits until it is gone (files changing hands).
 // Everything the handler does is async-signal-safe: the paths live in fixed slots, removal
 // uses unlinkat/openat/getdents64, and the end is raise() with the default action.

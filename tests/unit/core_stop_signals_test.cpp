@@ -1,7 +1,7 @@
 // Ending signals (core/stop_signals.h): SIGTERM, SIGINT, SIGHUP, SIGQUIT and SIGUSR1 remove the
 // registered files and folders and end the process by the signal; at safe points the first
-// only asks for a stop, and a second one, or the grace period passing while the process is
-// blocked in a read, ends it. Each case runs in a child process, which the parent watches.
+// only asks for a stop (as does the same request delivered twice), and a second one, or the
+// grace period passing while the process is blocked in a read, ends it. Each case runs in a child process, which the parent watches.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -128,7 +128,10 @@ TEST(StopSignals, AtSafePointsTheFirstSignalAsksAndTheSecondEnds) {
     ::raise(SIGUSR1);
     if (!stop_requested()) ::_exit(10);
     ::raise(SIGTERM);
+    // At once after it: the same request delivered twice (a scheduler's and a launcher's).
+    ::raise(SIGHUP);
     if (!fs::exists(file)) ::_exit(11);
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
     ::raise(SIGINT);
     ::_exit(12);
   });
