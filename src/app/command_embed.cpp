@@ -18,10 +18,12 @@
 #include <filesystem>
 #include <memory>
 
+#include "app/batch_size_option.h"
 #include "app/commands.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
 #include "config/config.h"
+#include "config/utf8_text.h"
 #include "eval/embed_on_ranks.h"
 #include "eval/open_backbone.h"
 #include "eval/image_progress.h"
@@ -74,6 +76,10 @@ int run_embed(const EmbedOptions& options) {
   if (options.fp16 && options.device != "cuda")
     throw UsageError("--fp16 needs --device cuda (the CPU backend computes in f32)");
   check_output_path(options.output, "--output", protected_inputs(options));
+  // Recorded in the file's attributes (/checkpoint, /input).
+  check_utf8_text(options.checkpoint, "RUN_OR_CHECKPOINT", kRecordedAsUtf8);
+  for (const std::string& input : options.inputs)
+    check_utf8_text(input, "INPUT", kRecordedAsUtf8);
 
   const InputKind kind = input_kind(options.inputs);
   // The ranks of an mpiexec/srun job share the images; rank 0 writes the file.
@@ -89,6 +95,7 @@ int run_embed(const EmbedOptions& options) {
   const OpenedBackbone opened = open_backbone(options.checkpoint, *backend, open);
   Backbone& backbone = *opened.backbone;
   const std::int64_t s = backbone.image_size();
+  check_batch_input_fits(options.batch_size, s, options.flip ? 2 : 1);
 
   std::shared_ptr<const VerificationBin> bin;
   std::unique_ptr<ImageSource> source;
@@ -110,13 +117,18 @@ int run_embed(const EmbedOptions& options) {
   }
   const std::int64_t n = source->size();
   if (n == 0) throw UsageError(fmt::format("{} holds no images", fmt::join(options.inputs, " ")));
+  // Recorded in /names: a name found in a folder is checked before the pass, not after it.
+  if (files)
+    for (std::int64_t i = 0; i < n; ++i) check_utf8_text(files->path(i), "image", kRecordedAsUtf8);
   if (leader)
     spdlog::info("pfc embed: {} images through {} (step {}), {}, {} backend, {} rank(s)", n,
                  opened.checkpoint.path.string(), opened.checkpoint.step, backbone.describe(),
                  backend->name(), comm.world_size());
   const ImageTag tag = [&](std::int64_t i) { return records ? records->label(i) : 0; };
   if (!leader) {
-    embed_on_ranks(backbone, *source, options.batch_size, options.flip, comm, tag, {});
+    run_with_batch_memory(options.batch_size, [&] {
+      embed_on_ranks(backbone, *source, options.batch_size, options.flip, comm, tag, {});
+    });
     return kExitOk;
   }
 
@@ -132,23 +144,26 @@ int run_embed(const EmbedOptions& options) {
       h5::create_appendable(id, "/labels", DType::i64, 0);
     }
     ImageProgress progress("embedded", n);
-    embed_on_ranks(backbone, *source, options.batch_size, options.flip, comm, tag,
-                   [&](const EmbeddedBatch& b) {
-                     const ImageRange& r = b.range;
-                     h5::append_rows(id, "/embeddings", b.embeddings);
-                     if (options.flip) h5::append_rows(id, "/embeddings_flip", b.mirrored);
-                     if (records) {
-                       Tensor keys = Tensor::host({r.size()}, DType::i64);
-                       Tensor labels = Tensor::host({r.size()}, DType::i64);
-                       for (std::int64_t i = 0; i < r.size(); ++i) {
-                         keys.data<std::int64_t>()[i] = records->key(r.begin + i);
-                         labels.data<std::int64_t>()[i] = b.tags[i];
-                       }
-                       h5::append_rows(id, "/keys", keys);
-                       h5::append_rows(id, "/labels", labels);
-                     }
-                     progress.update(r.end);
-                   });
+    const auto write_batch = [&](const EmbeddedBatch& b) {
+      const ImageRange& r = b.range;
+      h5::append_rows(id, "/embeddings", b.embeddings);
+      if (options.flip) h5::append_rows(id, "/embeddings_flip", b.mirrored);
+      if (records) {
+        Tensor keys = Tensor::host({r.size()}, DType::i64);
+        Tensor labels = Tensor::host({r.size()}, DType::i64);
+        for (std::int64_t i = 0; i < r.size(); ++i) {
+          keys.data<std::int64_t>()[i] = records->key(r.begin + i);
+          labels.data<std::int64_t>()[i] = b.tags[i];
+        }
+        h5::append_rows(id, "/keys", keys);
+        h5::append_rows(id, "/labels", labels);
+      }
+      progress.update(r.end);
+    };
+    run_with_batch_memory(options.batch_size, [&] {
+      embed_on_ranks(backbone, *source, options.batch_size, options.flip, comm, tag,
+                     write_batch);
+    });
     if (files) {
       std::vector<std::string> names;
       for (std::int64_t i = 0; i < n; ++i) names.push_back(files->path(i));
@@ -195,10 +210,8 @@ CommandRunner add_embed_command(CLI::App& app) {
   cmd->add_option("--device", options->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--batch-size", options->batch_size,
-                  "images per forward pass (lower it to use less memory)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_batch_size_option(*cmd, options->batch_size,
+                        "images per forward pass (lower it to use less memory)");
   cmd->add_flag("--fp16", options->fp16, "f16 activations (cuda); f32 otherwise");
   return [options] { return run_embed(*options); };
 }

@@ -11,6 +11,7 @@
 
 #include "app/commands.h"
 #include "backend/backend.h"
+#include "config/utf8_text.h"
 #include "core/build_revision.h"
 #include "core/error.h"
 #include "eval/open_backbone.h"
@@ -35,6 +36,8 @@ int run_export(const ExportOptions& options) {
   if (world_size != 1)
     throw UsageError(fmt::format("pfc export runs as a single process, not under {} ranks",
                                  world_size));
+  // Recorded in the model's metadata (checkpoint), a protobuf string: UTF-8.
+  check_utf8_text(options.checkpoint, "RUN_OR_CHECKPOINT", kRecordedAsUtf8);
   const fs::path output = options.output;
   // Never over the checkpoint it reads (its model.h5) or anything else of that run.
   check_output_path(output, "MODEL.onnx", run_files_of(options.checkpoint));

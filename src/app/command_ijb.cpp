@@ -16,22 +16,29 @@
 #include <optional>
 #include <thread>
 
+#include "app/batch_size_option.h"
 #include "app/commands.h"
 #include "app/rank_place.h"
+#include "app/thread_layout.h"
 #include "backend/backend.h"
+#include "config/utf8_text.h"
+#include "core/stop_signals.h"
 #include "eval/ijb_embedding.h"
 #include "eval/ijb_evaluation.h"
 #include "eval/ijb_table.h"
+#include "eval/ijb_templates.h"
 #include "eval/image_progress.h"
 #include "eval/open_backbone.h"
 #include "io/staged_file.h"
-#include "train/run_control.h"
 
 namespace pfc {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+// How long a stop asked by a signal may take: one batch of images (see run_ijb).
+constexpr int kStopGraceSeconds = 30;
 
 struct IjbOptions {
   std::string checkpoint;
@@ -72,12 +79,38 @@ void check_output(const std::string& output) {
                                  output));
 }
 
+// A template's feature is its images' features times their faceness scores: with every score
+// 0 every pair scores 0, and the ROC of equal scores says nothing (AUC 50 %).
+void check_template_weights(const IjbImages& images, const IjbFiles& files, bool leader) {
+  const std::int64_t weightless = weightless_templates(images);
+  const auto templates = static_cast<std::int64_t>(images.templates.size());
+  if (weightless == templates)
+    throw UsageError(fmt::format("every faceness_score in '{}' is 0: no template holds any "
+                                 "weight, so every pair would score 0 and the evaluation would "
+                                 "say nothing (the last field of each line is the face "
+                                 "detector's score, a weight above 0)",
+                                 files.name_5pts_score));
+  if (weightless > 0 && leader)
+    spdlog::warn("{} of {} templates hold no weight (every faceness_score of their images in "
+                 "'{}' is 0): every pair with one of them scores 0",
+                 weightless, templates, files.name_5pts_score);
+}
+
 int run_ijb(const IjbOptions& options) {
   if (options.fp16 && options.device != "cuda")
     throw UsageError("--fp16 needs --device cuda (the CPU backend computes in f32)");
+  if (options.threads > thread_limit())
+    throw UsageError(fmt::format("--threads {} is more threads than this node can run: at most {} "
+                                 "({} per CPU)",
+                                 options.threads, thread_limit(), kThreadsPerCpu));
+  // Recorded in the result's attributes (/checkpoint, /root).
+  check_utf8_text(options.checkpoint, "RUN_OR_CHECKPOINT", kRecordedAsUtf8);
+  check_utf8_text(options.root, "ROOT", kRecordedAsUtf8);
   const IjbTarget target = parse_ijb_target(options.target);
   const IjbFiles files = ijb_files(options.root, target);
-  install_stop_signal_handlers();
+  // A stop is taken between batches, seconds apart; a process blocked elsewhere (a read that
+  // never returns) ends once the grace period has passed (core/stop_signals.h).
+  stop_at_safe_points(kStopGraceSeconds);
 
   RankPlace place = make_rank_place(parse_backend_kind(options.device, "--device"),
                                     Config().collective_timeout_s);
@@ -105,10 +138,14 @@ int run_ijb(const IjbOptions& options) {
 
   // Every rank aligns images, so every rank reads the image lists; the pairs are rank 0's.
   auto start = Clock::now();
+  check_batch_input_fits(options.batch_size, backbone.image_size(), 2);
   const IjbImages images = read_ijb_images(files, backbone.image_size());
+  check_template_weights(images, files, leader);
   const IjbPairs pairs = leader ? read_ijb_pairs(files, images.templates) : IjbPairs{};
   IjbImageSource source(files, images, backbone.image_size(), options.batch_size, threads);
-  source.check(rank_batches(images.size(), options.batch_size, comm));
+  run_with_batch_memory(options.batch_size, [&] {
+    source.check(rank_batches(images.size(), options.batch_size, comm));
+  });
   comm.barrier();
   if (leader)
     spdlog::info("pfc ijb: {} {} images of {} templates, {} pairs ({} genuine), read and "
@@ -124,15 +161,17 @@ int run_ijb(const IjbOptions& options) {
   Tensor features;
   if (leader) features = Tensor::host({images.size(), emb}, DType::f32);
   ImageProgress progress("embedded", images.size());
-  embed_ijb_images(
-      backbone, source, comm, options.batch_size,
-      [&](std::int64_t first, const Tensor& rows) {
-        std::copy(rows.data<float>(), rows.data<float>() + rows.numel(),
-                  features.data<float>() + first * emb);
-      },
-      [&](std::int64_t done) {
-        if (leader) progress.update(done);
-      });
+  run_with_batch_memory(options.batch_size, [&] {
+    embed_ijb_images(
+        backbone, source, comm, options.batch_size,
+        [&](std::int64_t first, const Tensor& rows) {
+          std::copy(rows.data<float>(), rows.data<float>() + rows.numel(),
+                    features.data<float>() + first * emb);
+        },
+        [&](std::int64_t done) {
+          if (leader) progress.update(done);
+        });
+  });
   const double pass_seconds = seconds_since(start);
   if (!leader) return kExitOk;
 
@@ -180,10 +219,8 @@ CommandRunner add_ijb_command(CLI::App& app) {
   cmd->add_option("--device", options->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--batch-size", options->batch_size,
-                  "images per forward pass (their mirror images double it)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_batch_size_option(*cmd, options->batch_size,
+                        "images per forward pass (their mirror images double it)");
   cmd->add_option("--threads", options->threads,
                   "threads that decode and align images, per rank (default: the node's cores "
                   "shared by its ranks)")

@@ -13,6 +13,7 @@
 #include "app/rank_place.h"
 #include "config/format_config_value.h"
 #include "config/load_config.h"
+#include "config/utf8_text.h"
 #include "core/error.h"
 #include "model/make_backbone.h"
 #include "train/output_guard.h"
@@ -33,6 +34,9 @@ struct ImportOptions {
 };
 
 int run_import(const ImportOptions& options) {
+  // Both are recorded in the run's config (TOML): checked here, to name the argument.
+  check_utf8_text(fs::absolute(options.model).string(), "MODEL", kConfigIsUtf8);
+  check_utf8_text(options.run_dir, "RUN_DIR", kConfigIsUtf8);
   std::vector<std::string> overrides = options.overrides;
   // Recorded in the run's config, so that it says where its backbone came from.
   overrides.push_back("pretrained=" + toml_string(fs::absolute(options.model).string()));

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "app/batch_size_option.h"
 #include "app/commands.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
@@ -66,16 +67,19 @@ int run_verify(const VerifyOptions& options) {
                  opened.backbone->describe(), place.backend->name(), options.fp16 ? " fp16" : "",
                  comm.world_size());
   // Every image of every file decodes at the network's size before the first forward.
+  check_batch_input_fits(options.batch_size, opened.backbone->image_size(), 2);
   check_verification_bins(bins, opened.backbone->image_size(), comm.rank(), comm.world_size());
   comm.barrier();
   for (const auto& bin : bins) {
     const auto start = std::chrono::steady_clock::now();
     ImageProgress line(fmt::format("verifying {}:", bin->name()), bin->images());
-    const VerificationResult r =
-        verify_on_ranks(*opened.backbone, bin, comm, options.batch_size,
-                        [&](std::int64_t done) {
-                          if (leader) line.update(done);
-                        });
+    VerificationResult r;
+    run_with_batch_memory(options.batch_size, [&] {
+      r = verify_on_ranks(*opened.backbone, bin, comm, options.batch_size,
+                          [&](std::int64_t done) {
+                            if (leader) line.update(done);
+                          });
+    });
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (leader) print_result(bin->name(), r, bin->images(), seconds);
@@ -98,11 +102,9 @@ CommandRunner add_verify_command(CLI::App& app) {
   cmd->add_option("--device", options->device, "cpu or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
-  cmd->add_option("--batch-size", options->batch_size,
-                  "images per forward pass (their mirror images double it; lower it to use "
-                  "less memory, raise it on a GPU)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_batch_size_option(*cmd, options->batch_size,
+                        "images per forward pass (their mirror images double it; lower it to "
+                        "use less memory, raise it on a GPU)");
   cmd->add_flag("--fp16", options->fp16, "f16 activations (cuda); f32 otherwise");
   return [options] { return run_verify(*options); };
 }

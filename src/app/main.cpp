@@ -3,11 +3,23 @@
 
 #include <vector>
 
+#include "app/address_space_floor.h"
 #include "app/commands.h"
 #include "app/process_context.h"
 #include "app/thread_layout.h"
 #include "core/build_revision.h"
 #include "core/error.h"
+
+namespace {
+
+// Before any library's start-up code (app/address_space_floor.h).
+void check_address_space_before_libraries_start(int, char**, char** environment) {
+  pfc::refuse_too_small_address_space(environment);
+}
+[[gnu::used, gnu::section(".preinit_array")]] void (*const check_address_space)(
+    int, char**, char**) = check_address_space_before_libraries_start;
+
+}  // namespace
 
 int main(int argc, char** argv) {
   pfc::ProcessContext process(argc, argv);

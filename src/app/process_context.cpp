@@ -1,6 +1,7 @@
 #include "app/process_context.h"
 
 #include <mpi.h>
+#include <sys/resource.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -8,9 +9,11 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <new>
 #include <system_error>
 
 #include "core/error.h"
+#include "core/stop_signals.h"
 
 namespace pfc {
 
@@ -26,11 +29,16 @@ const std::string& process_command_line() { return command_line_storage(); }
 namespace {
 
 // The session folder this process made for Open MPI, removed when the process exits (after
-// MPI_Finalize, which empties it). A process that is killed leaves it behind, as Open MPI's
-// own session folders are left.
+// MPI_Finalize, which empties it), and by a signal that ends it (core/stop_signals.h). Only a
+// process killed by SIGKILL leaves it behind, as Open MPI's own session folders are left.
 std::string& private_session_base() {
   static std::string path;
   return path;
+}
+
+RemovedOnSignal& session_base_removed_on_signal() {
+  static RemovedOnSignal removal;
+  return removal;
 }
 
 void remove_private_session_base() {
@@ -47,8 +55,17 @@ void use_private_session_base() {
   std::string pattern = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/pfc-mpi.XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) return;  // Open MPI's default then, as before
   private_session_base() = pattern;
+  session_base_removed_on_signal() = RemovedOnSignal(pattern, RemovedOnSignal::Kind::tree);
   ::setenv("OMPI_MCA_orte_tmpdir_base", pattern.c_str(), 1);
   std::atexit(remove_private_session_base);
+}
+
+// Where the memory went: a limit on addresses (ulimit -v) is the usual reason on a host.
+std::string address_space_note() {
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return "";
+  return fmt::format(" under an address-space limit (ulimit -v) of {:.2f} GiB",
+                     static_cast<double>(limit.rlim_cur) / (1024.0 * 1024.0 * 1024.0));
 }
 
 }  // namespace
@@ -70,8 +87,12 @@ ProcessContext::ProcessContext(int& argc, char**& argv) {
     command_line += argv[i];
   }
   prefer_isolated_singleton();
+  // Before MPI_Init, which can wait (for a launcher that is gone), and again after it, in case
+  // it installed handlers of its own: a signal removes the session folder and ends the process.
+  install_stop_signal_handlers();
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  install_stop_signal_handlers();
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size_);
   // Errors come back as codes so that they can be reported with the call that failed.
@@ -98,9 +119,16 @@ int ProcessContext::run(const std::function<int()>& command) {
   int code = kExitFailure;
   try {
     return finish(command());
+  } catch (const OutOfMemoryError& e) {
+    spdlog::error("{}{}", e.what(), address_space_note());
+    code = e.exit_code();
   } catch (const Error& e) {
     spdlog::error("{}", e.what());
     code = e.exit_code();
+  } catch (const std::bad_alloc& e) {
+    // A library's allocation (the standard library's, HDF5's), not one of pfc's own, which
+    // name their need (pfc::OutOfMemoryError).
+    spdlog::error("out of memory: an allocation failed ({}){}", e.what(), address_space_note());
   } catch (const std::exception& e) {
     spdlog::error("unexpected failure: {}", e.what());
   }

@@ -18,18 +18,29 @@ namespace pfc {
 
 namespace {
 
-// OMP_NUM_THREADS as one positive integer; 0 when it is unset.
-int threads_from_environment() {
-  const char* text = std::getenv("OMP_NUM_THREADS");
+// The online CPUs of this node.
+int node_cpus() { return std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN))); }
+
+// A thread count the environment gives (OMP_NUM_THREADS, OPENBLAS_NUM_THREADS) as one positive
+// integer no larger than thread_limit(); 0 when it is unset.
+int threads_from_environment(const char* name) {
+  const char* text = std::getenv(name);
   if (text == nullptr) return 0;
   const std::string_view value(text);
   int threads = 0;
   const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), threads);
-  if (value.empty() || error != std::errc() || end != value.data() + value.size() || threads < 1)
-    throw UsageError(fmt::format("OMP_NUM_THREADS='{}' is not a positive integer (the CPU "
-                                 "threads of each rank; unset it to share the node's CPUs "
-                                 "among its ranks)",
-                                 value));
+  if (value.empty() || end != value.data() + value.size() ||
+      (error != std::errc() && error != std::errc::result_out_of_range) ||
+      (error == std::errc() && threads < 1))
+    throw UsageError(fmt::format("{}='{}' is not a positive integer (the CPU threads of each "
+                                 "rank; unset it to share the node's CPUs among its ranks)",
+                                 name, value));
+  if (error == std::errc::result_out_of_range || threads > thread_limit())
+    throw UsageError(fmt::format("{}={} is more threads than this node can run: at most {} "
+                                 "({} per CPU, {} CPUs); more only wait for a CPU, and tens of "
+                                 "thousands exhaust the memory for their stacks (set it to the "
+                                 "CPUs each rank should use)",
+                                 name, value, thread_limit(), kThreadsPerCpu, node_cpus()));
   return threads;
 }
 
@@ -56,11 +67,15 @@ ThreadLayout& layout_storage() {
 
 const ThreadLayout& thread_layout() { return layout_storage(); }
 
+int thread_limit() { return kThreadsPerCpu * node_cpus(); }
+
 ThreadLayout set_up_threads() {
   ThreadLayout& layout = layout_storage();
-  const int asked = threads_from_environment();
+  const int asked = threads_from_environment("OMP_NUM_THREADS");
+  // OpenBLAS read it when it was loaded; checked all the same, as it sizes its own pool.
+  threads_from_environment("OPENBLAS_NUM_THREADS");
   layout.ranks_on_node = ranks_on_this_node();
-  layout.node_cpus = std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  layout.node_cpus = node_cpus();
   layout.rank_cpus = affinity_cpus();
   layout.from_environment = asked > 0;
   layout.threads = asked > 0 ? asked

@@ -14,7 +14,17 @@ struct ThreadLayout {
   bool from_environment = false;
 };
 
-// Reads and checks OMP_NUM_THREADS (not a positive integer: pfc::UsageError naming it), sets
+// More threads per CPU than this only wait for one (a node oversubscribed 8 times over is
+// already far slower than one that is not); tens of thousands of threads end in a crash when
+// their stacks no longer fit, so a count above the limit is a mistake, refused before any
+// thread starts.
+inline constexpr int kThreadsPerCpu = 8;
+
+// The most threads per rank pfc accepts: kThreadsPerCpu x the node's online CPUs.
+int thread_limit();
+
+// Reads and checks OMP_NUM_THREADS and OPENBLAS_NUM_THREADS (not a positive integer, or more
+// than thread_limit(): pfc::UsageError naming the variable, its value and the limit), sets
 // the threads of OpenMP and OpenBLAS, and warns once per node when ranks x threads exceed the
 // node's CPUs or a rank has more threads than CPUs it may run on. Collective over
 // MPI_COMM_WORLD.

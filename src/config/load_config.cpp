@@ -14,6 +14,7 @@
 #include "config/config_keys.h"
 #include "config/format_config_value.h"
 #include "config/read_config_file.h"
+#include "config/utf8_text.h"
 #include "config/validate_config.h"
 #include "core/error.h"
 
@@ -127,7 +128,9 @@ std::string apply_override(Config& cfg, ConfigOrigins& origins, std::string_view
                                  text));
   const std::string where = fmt::format("--set {}", text);
   const ConfigKey& key = known_key(name, where);
-  const toml::table value = override_value(key, trim(text.substr(eq + 1)));
+  const std::string_view value_text = trim(text.substr(eq + 1));
+  check_utf8_text(value_text, fmt::format("--set {}", key.name), kConfigIsUtf8);
+  const toml::table value = override_value(key, value_text);
   assign_config_value(cfg, key, *value.get("v"), where);
   origins[std::string(key.name)] = where;
   return fmt::format("{} = {}", key.name, format_config_value(cfg, key));

@@ -17,8 +17,14 @@ const char* device_kind_place(DeviceKind kind) {
 void* HostAllocator::allocate(std::size_t bytes, MemoryPurpose purpose) {
   const std::size_t rounded = (bytes + 63) / 64 * 64;
   void* ptr = rounded == 0 ? nullptr : host_block_cache().take(rounded);
-  PFC_CHECK(rounded == 0 || ptr != nullptr, "out of host memory allocating {} bytes for {}",
-            bytes, memory_purpose_name(purpose));
+  // A limit (ulimit -v, a cgroup) or a size the user asked for: an error naming the need,
+  // which commands turn into a message about the option that asked for it.
+  if (rounded != 0 && ptr == nullptr)
+    throw OutOfMemoryError(fmt::format("out of host memory: {:.2f} GiB for {} could not be "
+                                       "allocated ({} bytes)",
+                                       static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0),
+                                       memory_purpose_name(purpose), bytes),
+                           static_cast<long long>(bytes), 0);
   ledger().on_allocate(purpose, bytes);
   return ptr;
 }

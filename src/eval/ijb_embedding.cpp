@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "comm/agree_to_stop.h"
 #include "core/error.h"
 #include "eval/embedding_extractor.h"
-#include "train/run_control.h"
 
 namespace pfc {
 

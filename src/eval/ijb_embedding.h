@@ -25,7 +25,7 @@ std::vector<ImageRange> rank_batches(std::int64_t images, std::int64_t batch_siz
                                      const Comm& comm);
 
 // Embeds every image; every round the ranks also agree whether one of them was asked to stop
-// (SIGTERM, SIGUSR1: train/run_control.h), and if so all throw pfc::Error together.
+// (SIGTERM, SIGUSR1: core/stop_signals.h), and if so all throw pfc::Error together.
 void embed_ijb_images(Backbone& backbone, IjbImageSource& source, Comm& comm,
                       std::int64_t batch_size, const FeatureRows& rows,
                       const ImagesDone& progress);

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "train/run_control.h"
+#include "core/stop_signals.h"
 
 namespace pfc {
 

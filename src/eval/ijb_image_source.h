@@ -31,7 +31,7 @@ class IjbImageSource final : public ImageSource {
 
   // Decodes and aligns every image of `ranges` without keeping them; the first that fails is
   // a UsageError naming it (and how many more failed), before any embedding is done. A stop
-  // request (SIGTERM, SIGUSR1: train/run_control.h) ends it with a pfc::Error.
+  // request (SIGTERM, SIGUSR1: core/stop_signals.h) ends it with a pfc::Error.
   void check(const std::vector<ImageRange>& ranges);
 
  private:

@@ -55,6 +55,14 @@ std::vector<double> template_features(std::span<const float> features, std::int6
   return templates;
 }
 
+std::int64_t weightless_templates(const IjbImages& images) {
+  std::vector<bool> weighted(images.templates.size(), false);
+  for (std::size_t i = 0; i < images.faceness.size(); ++i)
+    if (images.faceness[i] != 0.0f)
+      weighted[static_cast<std::size_t>(images.template_index[i])] = true;
+  return static_cast<std::int64_t>(std::count(weighted.begin(), weighted.end(), false));
+}
+
 void score_pairs(std::span<const double> templates, std::int64_t emb, const IjbPairs& pairs,
                  std::int64_t begin, std::int64_t end, std::span<double> scores) {
   PFC_CHECK(begin >= 0 && begin <= end && end <= pairs.size() &&

@@ -20,6 +20,10 @@ namespace pfc {
 std::vector<double> template_features(std::span<const float> features, std::int64_t emb,
                                       const IjbImages& images);
 
+// How many templates hold no weight: every faceness score of their images is 0, so their
+// feature is zero and every pair with one of them scores 0.
+std::int64_t weightless_templates(const IjbImages& images);
+
 // scores[p - begin] for the pairs p in [begin, end): a block at a time, so that scoring needs
 // no more memory than the block's scores whatever the number of pairs.
 void score_pairs(std::span<const double> templates, std::int64_t emb, const IjbPairs& pairs,

@@ -10,6 +10,7 @@
 
 #include "core/build_revision.h"
 #include "core/fault_injection.h"
+#include "core/stop_signals.h"
 #include "io/checkpoint_shard.h"
 #include "io/checkpoint_values.h"
 #include "io/durable_file.h"
@@ -324,6 +325,10 @@ CheckpointInfo write_checkpoint(Comm& comm, const fs::path& root, const Checkpoi
   const std::string where = final_folder.string();
 
   check_values_on_every_rank(comm, root, where, checkpoint);
+  // A signal that ends the process mid-write (core/stop_signals.h) takes the half-written
+  // folder with it; once renamed, the name is free and removing it does nothing.
+  const RemovedOnSignal staging_removal =
+      rank == 0 ? RemovedOnSignal(staging, RemovedOnSignal::Kind::tree) : RemovedOnSignal();
   run_phase(comm, where, "prepare the folder", [&] {
     if (rank != 0) return;
     PFC_CHECK(current_latest_step(root) != step,

@@ -5,14 +5,17 @@
 // - The temporary is locked (flock) while it is written: a second command writing the same NAME
 //   at the same time is refused with a message naming it, instead of both writing one
 //   temporary. A temporary that a killed command left (no lock) is taken over.
-// - SIGINT and SIGTERM remove the temporaries before they end the process as they would have;
-//   one that arrives while a temporary is created, or while temporaries are renamed into place,
-//   waits until that is done (in whichever thread it arrives).
+// - A signal that ends the process (SIGTERM, SIGINT, SIGHUP, SIGQUIT: core/stop_signals.h)
+//   removes the temporaries first; one that arrives while a temporary is created, or while
+//   temporaries are renamed into place, waits until that is done (in whichever thread it
+//   arrives).
 // - Destroyed without being committed (an error), it removes its temporary.
 #pragma once
 
 #include <filesystem>
 #include <initializer_list>
+
+#include "core/stop_signals.h"
 
 namespace pfc {
 
@@ -34,12 +37,12 @@ class StagedFile {
   std::filesystem::path final_;
   std::filesystem::path temporary_;
   int lock_fd_ = -1;
-  int cleanup_slot_ = -1;
+  RemovedOnSignal removed_on_signal_;
   bool committed_ = false;
 };
 
 // Renames each temporary over its final name (durably: synced, the folder synced), in the
-// order given, with SIGINT and SIGTERM held back until the last is in place, so that files
+// order given, with ending signals held back until the last is in place, so that files
 // that belong together (a dataset's .rec and .idx) are replaced together. Throws pfc::Error
 // naming the file that could not be renamed.
 void commit_staged_files(std::initializer_list<StagedFile*> files);

@@ -5,8 +5,10 @@
 #include <chrono>
 #include <filesystem>
 
+#include "comm/agree_to_stop.h"
 #include "config/validate_config.h"
 #include "core/fault_injection.h"
+#include "core/stop_signals.h"
 #include "data/data_source.h"
 #include "eval/pretrained_backbone.h"
 #include "io/checkpoint.h"
@@ -28,7 +30,6 @@
 #include "train/optimizer_checkpoint.h"
 #include "train/progress_line.h"
 #include "train/resume_checkpoint.h"
-#include "train/run_control.h"
 #include "train/run_description.h"
 #include "train/run_start.h"
 #include "train/training_log.h"
@@ -40,6 +41,9 @@ namespace pfc {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long a stop asked by a signal may take before the process ends regardless (see train()).
+constexpr int kStopGraceSeconds = 120;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -297,8 +301,10 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
   const bool leader = emulated || comm.rank() == 0;
   // Before anything slow (a classifier of millions of rows, a dataset index): a stop signal
   // that arrives while the run is being set up ends it after its first step, with a summary,
-  // instead of killing it.
-  install_stop_signal_handlers();
+  // instead of killing it. A second signal, or the grace period passing, ends the process at
+  // once (core/stop_signals.h): the stop's checkpoint of a large run writes gigabytes, so the
+  // grace is generous; a scheduler's own kill (Slurm's KillWait, 30 s by default) comes first.
+  stop_at_safe_points(kStopGraceSeconds);
   validate_for_world(cfg, comm.world_size());
   const auto fault = injected_fault_from_environment();
   check_fault_rank(fault, comm.world_size());

@@ -3,9 +3,11 @@
 # work: an --output that is one of the inputs (the .bin, a dataset's index, the checkpoint's
 # model.h5, the run's metrics.h5; spelled with ./ or through a link) is refused, exit 2, the
 # file untouched; '' or a missing folder is refused; a second embed into an output another
-# one is writing is refused naming it; SIGINT or SIGTERM during an embed removes OUT.tmp and
-# keeps the earlier OUT; a folder's other files are counted by extension, not skipped without
-# a word; a record labelled 0.5 is refused, not written as 0.
+# one is writing is refused naming it; SIGINT, SIGTERM, SIGHUP or SIGQUIT during an embed
+# removes OUT.tmp and the MPI session folder (pfc-mpi.* in $TMPDIR) and keeps the earlier OUT;
+# a --batch-size of 0, or one whose images alone outgrow the host's memory, is refused naming
+# it; a folder's other files are counted by extension, not skipped without a word; a record
+# labelled 0.5 is refused, not written as 0.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -75,10 +77,13 @@ expect_exit 0 stale_temporary "wrote 40 embeddings" -- \
 emb_sum=$(sha256sum <"$work/emb.h5")
 folders=()
 for _ in $(seq 40); do folders+=("$work/faces"); done  # 1600 images
-for signal in INT TERM; do
-  "$python" - "$PFC" "$run" "$work/emb.h5" "$signal" "${folders[@]}" <<'PY' || fail "SIG$signal"
-import os, signal, subprocess, sys, time
+mkdir "$work/tmpdir"
+for signal in INT TERM HUP QUIT; do
+  TMPDIR="$work/tmpdir" "$python" - "$PFC" "$run" "$work/emb.h5" "$signal" "${folders[@]}" \
+    <<'PY' || fail "SIG$signal"
+import os, resource, signal, subprocess, sys, time
 pfc, run, out, name, *inputs = sys.argv[1:]
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGQUIT's default action dumps core
 p = subprocess.Popen([pfc, "embed", run, *inputs, "--output", out, "--batch-size", "1"],
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 deadline = time.time() + 60
@@ -91,7 +96,16 @@ sys.exit(0 if rc == -getattr(signal, "SIG" + name) else f"pfc embed ended with {
 PY
   [ ! -e "$work/emb.h5.tmp" ] || fail "SIG$signal left emb.h5.tmp"
   [ "$(sha256sum <"$work/emb.h5")" = "$emb_sum" ] || fail "SIG$signal changed the earlier emb.h5"
+  [ -z "$(ls -A "$work/tmpdir")" ] || fail "SIG$signal left $(ls -A "$work/tmpdir") in \$TMPDIR"
 done
+
+# ---- batch sizes that cannot work -----------------------------------------------------------
+expect_exit 2 batch_zero "--batch-size: 0 must be at least 1 image" -- \
+  "$PFC" embed "$run" "$work/data/pairs.bin" --output "$work/batch.h5" --batch-size 0
+expect_exit 2 batch_huge "--batch-size 1000000000: one batch's input images alone take" \
+  "GiB" "lower it" -- \
+  "$PFC" embed "$run" "$work/data/pairs.bin" --output "$work/batch.h5" --batch-size 1000000000
+[ ! -e "$work/batch.h5" ] && [ ! -e "$work/batch.h5.tmp" ] || fail "a refused batch size wrote"
 
 # ---- what a folder holds besides images ------------------------------------------------------
 mkdir -p "$work/mixed/sub" "$work/nothing"

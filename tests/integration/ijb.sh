@@ -9,7 +9,9 @@
 #    coincide, an image that does not decode, a pair naming an unknown template, an image
 #    listed twice, ...): a message naming the file and the line, exit code 2, before any
 #    embedding and without an output file; an --output that is not pfc's is left alone;
-#  - SIGTERM during the embedding pass: exit 1, no output and no temporary file;
+#  - SIGTERM during the embedding pass: exit 1, no output and no temporary file; a second
+#    signal ends it at once, the temporary removed; every faceness score 0, or a --batch-size
+#    of 0 or beyond the host's memory: exit 2 naming it;
 #  - pfc report shows the TAR table, jobs/plot_report.py --ijb draws the ROC (matplotlib);
 #  - pfc pack --landmarks aligns the raw photos into 112x112 records that pfc embed reads;
 #    a bad landmark file is refused naming the line;
@@ -111,6 +113,13 @@ bad order "sed -i '2s/^[^ ]*/3.jpg/' $meta" "$meta' line 2" "names image '3.jpg'
 bad label "sed -i '1s/ [01]\$/ 2/' ijbc_template_pair_label.txt" \
   "ijbc_template_pair_label.txt' line 1" "label 2 is neither"
 bad short_landmarks "sed -i '\$d' $meta" "$meta' has $((images - 1)) lines for the $images images"
+bad weightless "sed -i 's/ [^ ]*\$/ 0/' $meta" "every faceness_score in '" "$meta' is 0" \
+  "no template holds any weight"
+expect_exit 2 batch_zero "--batch-size: 0 must be at least 1 image" -- \
+  "$PFC" ijb "$work/run" "$work/ijb" --output "$work/batch.h5" --batch-size 0
+expect_exit 2 batch_huge "--batch-size 10000000: one batch's input images alone take" "GiB" -- \
+  "$PFC" ijb "$work/run" "$work/ijb" --output "$work/batch.h5" --batch-size 10000000
+[ ! -e "$work/batch.h5" ] && [ ! -e "$work/batch.h5.tmp" ] || fail "a refused batch size wrote"
 # An image that does not decode: a folder of its own, one image cut short.
 mkdir -p "$work/bad_image"
 cp -r "$work/ijb/meta" "$work/ijb/loose_crop" "$work/bad_image/"
@@ -146,6 +155,31 @@ code=$?
 grep -q "stopped by a signal" "$work/stopped.log" || fail "SIGTERM: no message"
 [ -e "$work/stopped.h5" ] || [ -e "$work/stopped.h5.tmp" ] && fail "SIGTERM: a file was left"
 echo "ok   SIGTERM (exit $code, nothing written)"
+# A second signal ends it at once, whatever it is doing (blocked in a read, in a long batch):
+# sent SIGHUP (the request to stop) in a batch of 32 images through the wide network, which
+# takes seconds, then SIGTERM a second later, it ends by SIGTERM, with the temporary removed
+# and the earlier result whole. (Not SIGINT: a script's background job ignores it, and an
+# ignored signal stays ignored.)
+cp "$result" "$work/second.h5"
+second_sum=$(sha256sum <"$work/second.h5")
+"$PFC" ijb "$work/wide" "$work/ijb" --output "$work/second.h5" --batch-size 32 --threads 1 \
+  >"$work/second.log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+  grep -q "read and aligned" "$work/second.log" && break
+  sleep 0.1
+done
+kill -HUP $pid && sleep 1 && kill -TERM $pid
+code=0
+timeout 10 tail --pid=$pid -f /dev/null || fail "second signal: still running 10 s later"
+wait $pid || code=$?
+[ -e "$work/second.h5.tmp" ] && fail "second signal: second.h5.tmp was left"
+[ "$(sha256sum <"$work/second.h5")" = "$second_sum" ] || fail "second signal: second.h5 changed"
+if [ $code -eq $((128 + 15)) ]; then
+  echo "ok   a second signal (exit $code, the earlier result whole)"
+else
+  fail "second signal: exit code $code, expected 143 (SIGTERM)"
+fi
 
 # ---- pfc report and the ROC figure ------------------------------------------------------
 "$PFC" report "$work/run" >"$work/report.md" 2>&1 || { fail "pfc report"; cat "$work/report.md"; }

@@ -4,8 +4,8 @@
 #    no whole number (2e19), beyond any integer or too large to decode here (100000): exit 2,
 #    nothing written, no folder left behind;
 #  - an existing dataset is replaced only with --force, by the complete new one;
-#  - SIGINT or SIGTERM during a pack over an existing dataset leaves it as it was, with no
-#    temporary behind.
+#  - SIGINT, SIGTERM, SIGHUP or SIGQUIT during a pack over an existing dataset leaves it as it
+#    was, with no temporary behind, and no MPI session folder (pfc-mpi.*) in $TMPDIR.
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -51,10 +51,12 @@ expect_exit 2 again "'$work/ds/train.rec' exists: pfc pack replaces a dataset on
 
 # Interrupted while packing over it: the dataset stays whole, no temporary is left.
 "$make_faces" "$work/many" 40 25 >/dev/null || fail "pfc_make_faces (1000 images)"
-for signal in INT TERM; do
-  "$python" - "$PFC" "$work" "$signal" <<'PY' || fail "SIG$signal during pfc pack"
-import os, signal, subprocess, sys, time
+mkdir "$work/tmpdir"
+for signal in INT TERM HUP QUIT; do
+  TMPDIR="$work/tmpdir" "$python" - "$PFC" "$work" "$signal" <<'PY' || fail "SIG$signal: pack"
+import os, resource, signal, subprocess, sys, time
 pfc, work, name = sys.argv[1:]
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGQUIT's default action dumps core
 p = subprocess.Popen([pfc, "pack", f"{work}/many", f"{work}/ds/train", "--force"],
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 deadline = time.time() + 60
@@ -68,6 +70,7 @@ PY
   [ "$(cd "$work/ds" && sha256sum train.rec train.idx)" = "$sums" ] ||
     fail "SIG$signal during pfc pack changed the dataset"
   [ -z "$(find "$work/ds" -name '*.tmp')" ] || fail "SIG$signal left $(ls "$work/ds")"
+  [ -z "$(ls -A "$work/tmpdir")" ] || fail "SIG$signal left $(ls -A "$work/tmpdir") in \$TMPDIR"
 done
 
 # --force: the new dataset, whole, in place of the old one.

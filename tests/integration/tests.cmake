@@ -47,6 +47,8 @@ endforeach()
 foreach(name pack_outputs embed_outputs outcome_file report_links)
   pfc_script_test(integration.${name} ${name}.sh LABELS integration TIMEOUT 600)
 endforeach()
+# What the process is given (thread counts, path bytes, memory limits) is refused by name.
+pfc_script_test(integration.process_limits process_limits.sh LABELS integration TIMEOUT 120)
 foreach(name resume_changed_keys train_sbatch_outside_slurm)
   pfc_script_test(integration.${name} ${name}.sh LABELS "integration;mpi" TIMEOUT 600)
 endforeach()

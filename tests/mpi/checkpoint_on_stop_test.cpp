@@ -5,11 +5,12 @@
 
 #include <csignal>
 
+#include "comm/agree_to_stop.h"
 #include "comm/mpi_comm.h"
+#include "core/stop_signals.h"
 #include "io/checkpoint_reader.h"
 #include "io/checkpoint_writer.h"
 #include "mpi/checkpoint_fixture.h"
-#include "train/run_control.h"
 
 namespace pfc {
 namespace {
@@ -25,7 +26,7 @@ TEST(CheckpointOnStop, NobodyAskedMeansGoOn) {
 TEST(CheckpointOnStop, OneSignalledRankStopsEveryRank) {
   const auto root = shared_scratch("checkpoint_on_stop");
   MpiComm comm;
-  install_stop_signal_handlers();
+  stop_at_safe_points(60);
   clear_stop_request();
   for (std::int64_t step = 1; step <= 5; ++step) {
     if (step == 3 && comm.rank() == comm.world_size() - 1) ASSERT_EQ(std::raise(SIGUSR1), 0);
@@ -38,6 +39,7 @@ TEST(CheckpointOnStop, OneSignalledRankStopsEveryRank) {
   ASSERT_TRUE(latest.has_value());
   EXPECT_EQ(latest->step, 3);
   clear_stop_request();
+  end_at_once_on_signals();
   std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGUSR1, SIG_DFL);
 }

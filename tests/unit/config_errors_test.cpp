@@ -117,6 +117,22 @@ TEST(ConfigErrors, MalformedSet) {
   EXPECT_EQ(parse_error("", {""}), "malformed --set '': expected key=value (e.g. --set lr=0.2)");
 }
 
+// A path in another encoding cannot be recorded in the run's TOML config: refused, not taken
+// as raw text with its quotes (`"runs/out\xff"` once made a folder named with them).
+TEST(ConfigErrors, ValuesThatAreNotUtf8AreRefused) {
+  const std::string why = "is not UTF-8 text, and config values, paths included, are TOML";
+  for (const char* value : {"\"runs/out\xff\"", "runs/out\xff", "'runs/\xc3'"}) {
+    SCOPED_TRACE(value);
+    const std::string message = parse_error("", {std::string("output=") + value});
+    EXPECT_EQ(message.rfind("--set output '", 0), 0u) << message;
+    EXPECT_NE(message.find(why), std::string::npos) << message;
+    EXPECT_EQ(message.find('\xff'), std::string::npos) << "shown as \\xFF: " << message;
+  }
+  EXPECT_NE(parse_error("", {"output=runs/\xff"}).find("'runs/\\xFF'"), std::string::npos);
+  // UTF-8 beyond ASCII is text like any other.
+  EXPECT_NO_THROW(parse_config("", "input/x.toml", {"output=\"runs/\xc3\xa9t\xc3\xa9\""}));
+}
+
 TEST(ConfigErrors, MissingFile) {
   const std::string dir = test::scratch_dir("ConfigErrors.MissingFile");
   EXPECT_EQ(usage_error([&] { load_config(dir + "/nope.toml", {}); }),

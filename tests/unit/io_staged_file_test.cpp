@@ -1,10 +1,11 @@
 // StagedFile: a file written as NAME.tmp replaces NAME only when committed; an error (no
-// commit), SIGINT or SIGTERM removes the temporary and leaves NAME as it was; a second writer
-// of the same NAME is refused while the first holds it, a temporary a killed writer left is
-// taken over. write_whole_file: a FIFO is written in place (and a FIFO nobody reads is an
+// commit), SIGINT, SIGTERM, SIGHUP or SIGQUIT removes the temporary and leaves NAME as it was;
+// a second writer of the same NAME is refused while the first holds it, a temporary a killed
+// writer left is taken over. write_whole_file: a FIFO is written in place (and a FIFO nobody reads is an
 // error, not a hang), a link keeps being a link to the file it names.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/stop_signals.h"
 #include "io/durable_file.h"
 #include "io/staged_file.h"
 #include "support/test_paths.h"
@@ -75,6 +77,9 @@ void expect_interrupt_removes_temporary(int signal_number, const char* name) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
+    end_at_once_on_signals();  // whatever a test before this one in the process chose
+    const struct rlimit no_core {0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);  // SIGQUIT's default action writes a core file
     ::signal(signal_number, SIG_DFL);
     StagedFile staged(dir / "out.h5");
     write_text(staged.temporary(), "half");
@@ -91,6 +96,8 @@ void expect_interrupt_removes_temporary(int signal_number, const char* name) {
 TEST(StagedFile, InterruptsRemoveTheTemporary) {
   expect_interrupt_removes_temporary(SIGINT, "staged_sigint");
   expect_interrupt_removes_temporary(SIGTERM, "staged_sigterm");
+  expect_interrupt_removes_temporary(SIGHUP, "staged_sighup");
+  expect_interrupt_removes_temporary(SIGQUIT, "staged_sigquit");
 }
 
 TEST(WriteWholeFile, AFifoIsWrittenInPlace) {

@@ -1,4 +1,5 @@
-// Run control: the stop flag set by SIGTERM / SIGUSR1, and PFC_FAULT parsing and firing.
+// Run control: the stop flag set by SIGTERM / SIGUSR1 at safe points, and PFC_FAULT parsing and
+// firing.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -8,14 +9,14 @@
 
 #include "core/error.h"
 #include "core/fault_injection.h"
+#include "core/stop_signals.h"
 #include "support/usage_error.h"
-#include "train/run_control.h"
 
 namespace pfc {
 namespace {
 
 TEST(RunControl, SignalsRequestAStop) {
-  install_stop_signal_handlers();
+  stop_at_safe_points(60);
   for (int signal_number : {SIGUSR1, SIGTERM}) {
     clear_stop_request();
     EXPECT_FALSE(stop_requested());
@@ -27,6 +28,7 @@ TEST(RunControl, SignalsRequestAStop) {
   ASSERT_EQ(std::raise(SIGUSR1), 0);
   EXPECT_TRUE(stop_requested());
   clear_stop_request();
+  end_at_once_on_signals();
   std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGUSR1, SIG_DFL);
 }
