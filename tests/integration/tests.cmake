@@ -17,6 +17,8 @@ pfc_script_test(integration.golden_semantics golden_semantics.sh LABELS "integra
                 TIMEOUT 1200)
 pfc_script_test(integration.golden_schedule golden_schedule.sh LABELS "integration;mpi"
                 TIMEOUT 900)
+pfc_script_test(integration.golden_schedule_all_ranks golden_schedule.sh
+                LABELS "integration;mpi;slow" TIMEOUT 1800 ARGS all)
 pfc_script_test(integration.golden_semantics_all_ranks golden_semantics.sh
                 LABELS "integration;mpi;slow" TIMEOUT 3600 ARGS all)
 pfc_script_test(integration.train_smoke train_smoke.sh LABELS "integration;mpi" TIMEOUT 300)
