@@ -5,8 +5,8 @@
 //  - 1 <= count <= warmup: base x count / warmup;
 //  - warmup < count <= total: the previous rate times ((1 - (count - warmup) / (total - warmup))
 //    / (1 - (count - 1 - warmup) / (total - warmup)))^power — torch's chained form, which
-//    rounds differently from the closed form base x (1 - ...)^power (0.0857142857142857 43
-//    against 29 at the golden file's step 5);
+//    rounds differently from the closed form base x (1 - ...)^power (0.085714285714285743
+//    against 0.085714285714285729 at step 5 of arcface_torch_v2_schedule_f64.h5);
 //  - after total: the last rate (0) unchanged.
 // The chain is walked from count 0; the last count asked is kept, so a run asking count after
 // count pays one factor per step, and a resume walks it once from the start.
