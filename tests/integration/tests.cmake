@@ -16,7 +16,7 @@ pfc_script_test(integration.golden_parity_all_ranks golden_parity.sh LABELS "int
 pfc_script_test(integration.golden_semantics golden_semantics.sh LABELS "integration;mpi"
                 TIMEOUT 1200)
 pfc_script_test(integration.golden_schedule golden_schedule.sh LABELS "integration;mpi"
-                TIMEOUT 900)
+                TIMEOUT 1200)
 pfc_script_test(integration.golden_schedule_all_ranks golden_schedule.sh
                 LABELS "integration;mpi;slow" TIMEOUT 1800 ARGS all)
 pfc_script_test(integration.golden_semantics_all_ranks golden_semantics.sh
