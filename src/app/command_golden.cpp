@@ -129,7 +129,7 @@ CommandRunner add_golden_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "golden",
       "Compare pfc with arcface_torch's golden values (forward, backward, loss, and the "
-      "optimiser steps of the parity file's training cases)");
+      "optimiser steps of the training cases, at the rates of their learning-rate schedule)");
   cmd->add_option("file", options->file, "golden HDF5 file (../shared/golden/...)")
       ->required()
       ->check(CLI::ExistingFile);

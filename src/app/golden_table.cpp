@@ -108,6 +108,17 @@ void GoldenTable::compare_scalar(const std::string& tensor, double ours, double 
                    extra > 0});
 }
 
+void GoldenTable::compare_exact(const std::string& tensor, const double* ours,
+                                const double* reference, std::int64_t n,
+                                const std::string& note) {
+  double worst = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double d = std::fabs(ours[i] - reference[i]);
+    worst = std::max(worst, reference[i] != 0 ? d / std::fabs(reference[i]) : d);
+  }
+  rows_.push_back({tensor, n, finite_or_infinite(worst), std::nullopt, 0.0, false, note});
+}
+
 void GoldenTable::skip(const std::string& tensor, const std::string& why) {
   rows_.push_back({tensor, 0, 0, std::nullopt, 0, true, why});
 }

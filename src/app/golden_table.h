@@ -64,6 +64,11 @@ class GoldenTable {
                double scale = 0);
   void compare_scalar(const std::string& tensor, double ours, double reference,
                       const TorchFp32Error& torch);
+  // Values that must equal the reference exactly, whatever the precision (the learning rate
+  // each step applied, a double on every backend): the error is the largest relative
+  // difference, the bound 0.
+  void compare_exact(const std::string& tensor, const double* ours, const double* reference,
+                     std::int64_t n, const std::string& note);
   void skip(const std::string& tensor, const std::string& why);
   // Widens the bound of the rows compared later under `tensor` (or `tensor`.sampled) by
   // `extra`: an error the precision's rule does not cover and that was measured apart

@@ -1,12 +1,18 @@
 #include "app/golden_training.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "app/golden_backbone.h"
+#include "config/config.h"
+#include "core/error.h"
 #include "pfc/partial_fc.h"
 #include "pfc/shard_gather.h"
 #include "train/loss_scaler.h"
+#include "train/lr_schedule.h"
 #include "train/training_step.h"
 
 namespace pfc {
@@ -48,6 +54,35 @@ std::size_t batch_of(const GoldenTraining& training, std::int64_t step, std::int
   return static_cast<std::size_t>(training.step_batch[static_cast<std::size_t>(step)]);
 }
 
+// The rate of every optimiser step: the case's constant lr, or the one the trainer's own
+// schedule (LrSchedule, lr_schedule = "polynomial_warmup") gives it for a run whose epoch is one
+// global batch, so that its warm-up and total count the case's scheduler steps.
+std::vector<double> step_rates(const GoldenTraining& training, std::int64_t batch,
+                               const std::string& case_path) {
+  std::vector<double> rates(static_cast<std::size_t>(training.steps), training.lr);
+  if (training.lr_schedule.empty()) return rates;
+  if (training.lr_schedule != "PolynomialLRWarmup")
+    throw UsageError(fmt::format("{}: lr_schedule '{}' is not one pfc golden knows "
+                                 "(PolynomialLRWarmup)",
+                                 case_path, training.lr_schedule));
+  // An epoch of one iteration has no whole optimiser step of several micro-batches.
+  PFC_CHECK(training.gradient_acc == 1, "{}: a scheduled case of gradient_acc {} (pfc golden "
+            "takes 1)", case_path, training.gradient_acc);
+  Config cfg;
+  cfg.lr_schedule = "polynomial_warmup";
+  cfg.lr_power = training.lr_power;
+  cfg.lr_scaling = "none";
+  cfg.lr = training.lr;
+  cfg.batch_size = batch;
+  cfg.num_image = batch;
+  cfg.num_epoch = training.total_steps;
+  cfg.warmup_epoch = training.warmup_steps;
+  const LrSchedule schedule(cfg, 1);
+  for (std::int64_t s = 0; s < training.steps; ++s)
+    rates[static_cast<std::size_t>(s)] = schedule.lr(s);
+  return rates;
+}
+
 }  // namespace
 
 void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
@@ -81,6 +116,7 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
   TrainingStep step(backend, comm, model, head, scaler,
                     {training.gradient_acc, training.clip_grad_norm, head_options.optimizer});
   const StoredBatches batches = stored_batches(file, group, training, backend);
+  const std::vector<double> rates = step_rates(training, network.batch, case_path);
   std::vector<double> losses;
   for (std::int64_t s = 0; s < training.steps; ++s) {
     if (!training.sampled_index.empty())
@@ -90,7 +126,7 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
           const std::size_t k = batch_of(training, s, i);
           return MicroBatch{&batches.images[k], &batches.labels[k]};
         },
-        s, training.lr);
+        s, rates[static_cast<std::size_t>(s)]);
     losses.insert(losses.end(), result.losses.begin(), result.losses.end());
   }
 
@@ -100,6 +136,13 @@ void check_golden_training(const GoldenFile& file, const GoldenNetwork& network,
   Tensor losses_host = Tensor::host({static_cast<std::int64_t>(losses.size())}, DType::f64);
   std::copy(losses.begin(), losses.end(), losses_host.data<double>());
   compare_reference(table, "losses", losses_host, *losses_ref);
+  if (!training.lrs.empty()) {
+    PFC_CHECK(training.lrs.size() == rates.size(), "{} stores {} lrs for {} steps", case_path,
+              training.lrs.size(), rates.size());
+    table.compare_exact("lrs", rates.data(), training.lrs.data(),
+                        static_cast<std::int64_t>(rates.size()),
+                        "the rate each step applied; must be equal");
+  }
 
   for (const Parameter* p : model.parameters()) {
     const std::string path = "params/" + p->name;

@@ -1,7 +1,9 @@
 // The training half of `pfc golden`: the parity file's optimiser cases (sgd_2steps,
-// adamw_2steps, sgd_acc2) and the several-step cases at sample rate 0.1 and 0 of the seed's
-// and today's arcface_torch, taken through TrainingStep, the trainer's own step, and compared
-// with arcface_torch's state after them.
+// adamw_2steps, sgd_acc2), the several-step cases at sample rate 0.1 and 0 of the seed's and
+// today's arcface_torch, and today's ten-step schedule cases (PolynomialLRWarmup through
+// warm-up and decay), taken through TrainingStep, the trainer's own step, at the rate the
+// trainer's schedule gives each step, and compared with arcface_torch's state after them and
+// with the rate each step applied.
 #pragma once
 
 #include "app/golden_table.h"

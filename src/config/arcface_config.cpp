@@ -174,11 +174,20 @@ std::vector<std::string> translate(Settings& settings, const fs::path& file) {
 
   const auto decay = settings.find("decay_epoch");
   settings["lr_schedule"] = {
-      string_value(decay == settings.end() ? "polynomial" : "step"),
+      string_value(decay == settings.end() ? "polynomial_warmup" : "step"),
       decay == settings.end()
-          ? fmt::format("{} (no decay_epoch: train_v2.py's polynomial schedule)", file.string())
+          ? fmt::format("{} (no decay_epoch: train_v2.py's PolynomialLRWarmup)", file.string())
           : fmt::format("{} (train.py's step schedule)", decay->second.where),
       -1};
+  // train_v2.py builds PolynomialLRWarmup without a power: its default, 1.0, a linear decay.
+  if (decay == settings.end()) {
+    PyValue power;
+    power.kind = PyValue::Kind::floating;
+    power.floating = 1.0;
+    settings.try_emplace(
+        "lr_power",
+        Setting{power, fmt::format("{} (PolynomialLRWarmup's default power)", file.string()), -1});
+  }
 
   if (const auto it = settings.find("network");
       it != settings.end() && it->second.value.kind == PyValue::Kind::string &&

@@ -9,7 +9,8 @@
 //  - a negative `warmup_epoch` (no warm-up in arcface_torch's schedule) is 0;
 //  - the device is cuda (arcface_torch trains on GPUs only; `--set device=cpu` to try one on
 //    the CPU backend);
-//  - the schedule is train_v2.py's polynomial decay, or the step schedule when the file gives
+//  - the schedule is train_v2.py's PolynomialLRWarmup (power 1: the first step at the full
+//    rate, then warm-up and a linear decay), or the step schedule when the file gives
 //    `decay_epoch` (train.py's);
 //  - the classifier is train_v2.py's unless the file says otherwise: the dense centre update,
 //    the straight-through margin gradient, computed in fp32 (PartialFC_V2(..., fp16=False));

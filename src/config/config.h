@@ -56,7 +56,10 @@ struct Config {
   std::vector<std::int64_t> widths{64, 128, 256, 512};
   std::int64_t image_size = 112;
   double scale_s = 64.0;
-  std::string lr_schedule = "step";   // "step" (the seed) | "polynomial" (arcface_torch)
+  // "step" (the seed's train.py) | "polynomial" (arcface_torch's older PolyScheduler) |
+  // "polynomial_warmup" (today's train_v2.py: lr_scheduler.py's PolynomialLRWarmup)
+  std::string lr_schedule = "step";
+  double lr_power = 0.0;              // the polynomial decay's power; 0: the schedule's own
   std::string lr_scaling = "batch/512";  // "batch/512": lr x global batch / 512; "none": lr
   std::vector<double> decay_epoch{10, 16, 22};
   double clip_grad_norm = 5.0;

@@ -120,8 +120,15 @@ const ConfigKey kKeys[] = {
      {.min = at_least(16)}},
     {"scale_s", &Config::scale_s, "logit scale s", {.min = above(0)}},
     {"lr_schedule", &Config::lr_schedule,
-     "step: x0.1 at each of decay_epoch (the seed); polynomial: arcface_torch's decay to 0",
-     {.choices = "step|polynomial"}},
+     "step: linear warm-up from 0, then x0.1 at each of decay_epoch (the seed's train.py); "
+     "polynomial: warm-up from 0, then (1 - progress)^2 to 0 (arcface_torch's older "
+     "PolyScheduler); polynomial_warmup: the first step at the full rate, warm-up, then "
+     "(1 - progress)^lr_power to 0 (today's train_v2.py: PolynomialLRWarmup, power 1)",
+     {.choices = "step|polynomial|polynomial_warmup"}},
+    {"lr_power", &Config::lr_power,
+     "the power of a polynomial lr_schedule's decay; 0 takes the schedule's own (2 for "
+     "polynomial, 1 for polynomial_warmup)",
+     {.min = at_least(0)}},
     {"lr_scaling", &Config::lr_scaling,
      "batch/512: the run applies lr x global batch / 512 (the seed's train.py); none: lr as given "
      "(arcface_torch's train_v2.py and its configs)",

@@ -167,6 +167,14 @@ const Rule kRules[] = {
                          d.value("decay_epoch"));
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
+      // The step schedule has no decay power: a power set for it would go unused.
+      if (c.lr_power == 0.0 || c.lr_schedule != "step") return std::nullopt;
+      return fmt::format("{} applies to a polynomial lr_schedule; {} decays in steps of x0.1 "
+                         "(set lr_power = 0, or lr_schedule = \"polynomial\" or "
+                         "\"polynomial_warmup\")",
+                         d.setting("lr_power"), d.setting("lr_schedule"));
+    },
+    [](const Config& c, const Describer& d) -> std::optional<std::string> {
       if (c.warmup_epoch < static_cast<double>(c.num_epoch)) return std::nullopt;
       return fmt::format("{} must be less than {}", d.setting("warmup_epoch"),
                          d.setting("num_epoch"));

@@ -68,16 +68,23 @@ std::vector<int> step_batches(const std::string& text, std::int64_t steps,
     const auto colon = clause.find(':');
     PFC_CHECK(colon != std::string::npos, "{}: batches clause '{}' has no ':'", where, clause);
     const int stored = named_batch(clause.substr(colon + 1), where);
+    const auto assign = [&](std::int64_t step) {
+      PFC_CHECK(step >= 1 && step <= steps && batch[step - 1] < 0,
+                "{}: batches names step {} outside 1..{} or twice", where, step, steps);
+      batch[step - 1] = stored;
+    };
     std::istringstream words(clause.substr(0, colon));
     for (std::string word; words >> word;) {
       if (word == "step" || word == "steps" || word == "and" || word == ",") continue;
       if (!word.empty() && word.back() == ',') word.pop_back();
+      // "odd steps: input/labels; even steps: input2/labels2" (the ten-step schedule cases)
+      if (word == "odd" || word == "even") {
+        for (std::int64_t step = word == "odd" ? 1 : 2; step <= steps; step += 2) assign(step);
+        continue;
+      }
       PFC_CHECK(!word.empty() && std::isdigit(static_cast<unsigned char>(word[0])),
                 "{}: batches clause '{}' names no step number", where, clause);
-      const int step = std::stoi(word);
-      PFC_CHECK(step >= 1 && step <= steps && batch[step - 1] < 0,
-                "{}: batches names step {} outside 1..{} or twice", where, step, steps);
-      batch[step - 1] = stored;
+      assign(std::stoi(word));
     }
   }
   for (std::int64_t s = 0; s < steps; ++s)
@@ -189,6 +196,16 @@ std::optional<GoldenTraining> GoldenFile::training(const std::string& group,
         h5::read_tensor(f, fmt::format("{}/sampled_index_step{}", path, s), DType::i64);
     t.sampled_index.emplace_back(index.data<std::int64_t>(),
                                  index.data<std::int64_t>() + index.numel());
+  }
+  if (h5::has_attribute(f, path, "lr_schedule")) {
+    t.lr_schedule = h5::read_attribute_string(f, path, "lr_schedule");
+    t.lr_power = number("lr_power");
+    t.warmup_steps = number("warmup_steps");
+    t.total_steps = h5::read_attribute_int(f, path, "total_steps");
+  }
+  if (h5::exists(f, path + "/lrs")) {
+    const Tensor lrs = h5::read_tensor(f, path + "/lrs", DType::f64);
+    t.lrs.assign(lrs.data<double>(), lrs.data<double>() + lrs.numel());
   }
   PFC_CHECK(t.sampled_index.empty() ||
                 static_cast<std::int64_t>(t.sampled_index.size()) == t.steps,

@@ -48,8 +48,9 @@ struct GoldenCase {
   std::string margin_gradient = "straight_through";
 };
 
-// The optimiser loop of a training case of the parity file (sgd_2steps, adamw_2steps,
-// sgd_acc2): `steps` optimiser steps of `gradient_acc` micro-batches each, at a constant rate.
+// The optimiser loop of a training case (the parity file's sgd_2steps, adamw_2steps, sgd_acc2;
+// the several-step files' cases): `steps` optimiser steps of `gradient_acc` micro-batches
+// each, at a constant rate or on a schedule.
 struct GoldenTraining {
   std::string optimizer;              // "sgd" | "adamw"
   double lr = 0;                      // as applied
@@ -66,6 +67,14 @@ struct GoldenTraining {
   // The sorted global classes each step sampled (`sampled_index_step1`, ...), for the sampler
   // to take instead of drawing; empty when the case stores none.
   std::vector<std::vector<std::int64_t>> sampled_index;
+  // The learning-rate schedule over the steps (attributes `lr_schedule`, `lr_power`,
+  // `warmup_steps`, `total_steps`; lr is then its base rate) and the rate each step applied
+  // (`lrs`): empty, and lr constant, when the case gives none.
+  std::string lr_schedule;            // "PolynomialLRWarmup"
+  double lr_power = 1;
+  double warmup_steps = 0;
+  std::int64_t total_steps = 0;
+  std::vector<double> lrs;
 };
 
 // A reference gradient or statistic: either the whole tensor or every `stride`-th element of

@@ -353,7 +353,9 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
     } else if (!cfg.pretrained.empty()) {
       run->take_pretrained_backbone(leader);
     }
-    if (leader) spdlog::info("learning rate: {}", run->schedule().base_lr_origin());
+    if (leader)
+      spdlog::info("learning rate: {}; {}", run->schedule().base_lr_origin(),
+                   run->schedule().describe());
   } catch (const OutOfMemoryError& e) {
     const auto& newest = start.candidates.newest_first;
     open_metrics(newest.empty() ? std::nullopt : std::optional(newest.front().step));

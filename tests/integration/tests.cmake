@@ -15,9 +15,15 @@ pfc_script_test(integration.golden_parity_all_ranks golden_parity.sh LABELS "int
                 TIMEOUT 1800 ARGS all)
 pfc_script_test(integration.golden_semantics golden_semantics.sh LABELS "integration;mpi"
                 TIMEOUT 1200)
+pfc_script_test(integration.golden_schedule golden_schedule.sh LABELS "integration;mpi"
+                TIMEOUT 1200)
+pfc_script_test(integration.golden_schedule_all_ranks golden_schedule.sh
+                LABELS "integration;mpi;slow" TIMEOUT 1800 ARGS all)
 pfc_script_test(integration.golden_semantics_all_ranks golden_semantics.sh
                 LABELS "integration;mpi;slow" TIMEOUT 3600 ARGS all)
 pfc_script_test(integration.train_smoke train_smoke.sh LABELS "integration;mpi" TIMEOUT 300)
+pfc_script_test(integration.train_schedule train_schedule.sh LABELS "integration;mpi"
+                TIMEOUT 300)
 pfc_script_test(integration.train_resume train_resume.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.train_resume_mbf train_resume_mbf.sh LABELS "integration;mpi"
                 TIMEOUT 300)

@@ -18,7 +18,7 @@ TEST(ConfigKeys, NamesAreUniqueAndDocumented) {
     EXPECT_FALSE(key.doc.empty()) << key.name;
     EXPECT_EQ(find_config_key(key.name), &key);
   }
-  EXPECT_EQ(names.size(), 52u);  // a new Config member needs a row in the table
+  EXPECT_EQ(names.size(), 53u);  // a new Config member needs a row in the table
   EXPECT_EQ(find_config_key("batchsize"), nullptr);
 }
 
@@ -54,6 +54,9 @@ TEST(ConfigKeys, DescribesTypesAndLimits) {
   EXPECT_EQ(describe_limits(*find_config_key("gradient_acc")), ">= 1");
   EXPECT_EQ(describe_limits(*find_config_key("interclass_filtering_threshold")), "in [0, 1)");
   EXPECT_EQ(describe_limits(*find_config_key("lr_scaling")), "one of batch/512|none");
+  EXPECT_EQ(describe_limits(*find_config_key("lr_schedule")),
+            "one of step|polynomial|polynomial_warmup");
+  EXPECT_EQ(describe_limits(*find_config_key("lr_power")), ">= 0");
 }
 
 TEST(ConfigKeys, ConfigToTomlWritesEveryKeyOnceInTableOrder) {

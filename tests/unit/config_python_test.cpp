@@ -403,7 +403,8 @@ config.warmup_epoch = config.num_epoch // 10
   EXPECT_DOUBLE_EQ(cfg.warmup_epoch, 2.0);
   EXPECT_EQ(cfg.batch_size, 128);  // from base.py
   EXPECT_EQ(cfg.data_workers, 2);  // num_workers
-  EXPECT_EQ(cfg.lr_schedule, "polynomial");
+  EXPECT_EQ(cfg.lr_schedule, "polynomial_warmup");  // train_v2.py's PolynomialLRWarmup
+  EXPECT_DOUBLE_EQ(cfg.lr_power, 1.0);               // its default power: a linear decay
   EXPECT_EQ(cfg.lr_scaling, "none");  // train_v2.py's lr is the rate applied
   EXPECT_EQ(cfg.device, "cuda");
   EXPECT_EQ(cfg.margin_list, (std::array<double, 3>{1.0, 0.5, 0.0}));
@@ -423,7 +424,8 @@ config.warmup_epoch = config.num_epoch // 10
   EXPECT_EQ(again.network, "r18");
   EXPECT_EQ(again.output, "work_dirs/ms1mv3_r18");
   EXPECT_EQ(again.data_workers, 2);
-  EXPECT_EQ(again.lr_schedule, "polynomial");
+  EXPECT_EQ(again.lr_schedule, "polynomial_warmup");
+  EXPECT_DOUBLE_EQ(again.lr_power, 1.0);
   EXPECT_NE(cfg.source_text.find("ms1mv3_r18.py:4"), std::string::npos) << cfg.source_text;
 }
 

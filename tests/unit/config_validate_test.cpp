@@ -48,8 +48,14 @@ TEST(ConfigValidate, EachLimitIsReported) {
        "key 'network' in --set network=r152 must be one of "
        "r18|r34|r50|r100|r200|custom|mbf|mbf_large, got \"r152\""},
       {{"lr_schedule=cosine"},
-       "key 'lr_schedule' in --set lr_schedule=cosine must be one of step|polynomial, got "
-       "\"cosine\""},
+       "key 'lr_schedule' in --set lr_schedule=cosine must be one of "
+       "step|polynomial|polynomial_warmup, got \"cosine\""},
+      {{"lr_schedule=polynomial_warmup", "lr_power=-1"},
+       "key 'lr_power' in --set lr_power=-1 must be >= 0, got -1.0"},
+      {{"lr_power=2"},
+       "lr_power = 2.0 (--set lr_power=2) applies to a polynomial lr_schedule; lr_schedule = "
+       "\"step\" (the default) decays in steps of x0.1 (set lr_power = 0, or lr_schedule = "
+       "\"polynomial\" or \"polynomial_warmup\")"},
       {{"synthetic_labels=zipf"},
        "key 'synthetic_labels' in --set synthetic_labels=zipf must be one of constant|uniform, "
        "got \"zipf\""},
