@@ -180,15 +180,6 @@ std::vector<std::string> translate(Settings& settings, const fs::path& file) {
           : fmt::format("{} (train.py's step schedule)", decay->second.where),
       -1};
 
-  if (const auto it = settings.find("network");
-      it != settings.end() && it->second.value.kind == PyValue::Kind::string &&
-      it->second.value.string.starts_with("vit")) {
-    const ConfigKey* network = find_config_key("network");
-    throw UsageError(fmt::format("network '{}' in {} is one of arcface_torch's vision "
-                                 "transformers, which pfc does not implement; pfc trains {}",
-                                 it->second.value.string, it->second.where,
-                                 describe_limits(*network)));
-  }
   return notes;
 }
 
