@@ -4,7 +4,8 @@
 # the 8-GPU vit_t and vit_b (batch 256 x 12 accumulated), the 64-GPU vit_t, vit_s, vit_b and
 # vit_l, and vit_h (wf42m_pfc02_vit_h.py names no GPU count: 64, as arcface_torch trained it).
 # vit_b, vit_l and vit_h recompute their blocks in the backward (using_checkpoint); the plan runs
-# that code, so it counts what checkpointing holds.
+# that code, so it counts what checkpointing holds: a small ViT with checkpointing, masking and
+# DropPath planned for the CPU has, purpose by purpose, exactly the peaks its CPU run records.
 set -uo pipefail
 . "${PFC_SOURCE_DIR:?}/tests/integration/check_support.sh"
 mkdir -p "$work/configs"
@@ -51,4 +52,22 @@ for spec in wf42m_pfc03_40epoch_8gpu_vit_t:8 wf42m_pfc03_40epoch_8gpu_vit_b:8 \
   echo "$name on $gpus GPUs:"
   grep -E "peak of all together|fits:" "$log"
 done
+peaks() {  # peaks METRICS_H5: the recorded peak bytes by purpose
+  h5dump -d /memory/peak_bytes_by_purpose "$1" | sed -n '/DATA {/,/}/p' | grep "(0,0)"
+}
+small=(--set network=\"vit\" --set embed_dim=32 --set depth=2 --set num_heads=4
+       --set image_size=36 --set mask_ratio=0.1 --set drop_path_rate=0.2
+       --set using_checkpoint=true --set batch_size=4 --set steps=2)
+if "$PFC" plan "${PFC_SOURCE_DIR}/input/smoke.toml" "${small[@]}" --set plan_for=\"cpu\" \
+     --set output=\""$work/small_plan"\" >"$work/small_plan.log" 2>&1 &&
+   "$PFC" train "${PFC_SOURCE_DIR}/input/smoke.toml" "${small[@]}" \
+     --set output=\""$work/small_run"\" >"$work/small_run.log" 2>&1; then
+  planned=$(peaks "$work/small_plan/plan/metrics.h5") run=$(peaks "$work/small_run/metrics.h5")
+  [ -n "$run" ] && [ "$planned" = "$run" ] ||
+    fail "small ViT: planned peaks '$planned', the CPU run's '$run'"
+  echo "small ViT with checkpointing: plan and CPU run peak alike:$run"
+else
+  fail "small ViT: the plan or the run failed"
+  tail -n 20 "$work/small_plan.log" "$work/small_run.log"
+fi
 [ "$failures" -eq 0 ]
