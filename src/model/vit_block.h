@@ -33,8 +33,6 @@ class VitBlock {
   // PyTorch's order: norm1, norm2, attn, mlp (the order vit.py creates them in).
   void collect(std::vector<Parameter*>& parameters);
 
-  double drop_path_rate() const { return rate_; }
-
  private:
   // The block's forward; its layers keep what their backward needs in `layers_mode` training.
   Tensor run(const Tensor& x, ForwardMode layers_mode, bool drop_path);
