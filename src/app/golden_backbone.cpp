@@ -1,8 +1,10 @@
 #include "app/golden_backbone.h"
 
 #include <cmath>
+#include <optional>
 
 #include "model/make_backbone.h"
+#include "model/vision_transformer.h"
 
 namespace pfc {
 
@@ -84,6 +86,16 @@ std::unique_ptr<Backbone> golden_backbone(const GoldenFile& file, const GoldenNe
   cfg.layers = network.layers;
   cfg.image_size = network.image_size;
   cfg.embedding_size = network.embedding_size;
+  if (network.embed_dim > 0) {
+    // A Vision Transformer, arcface_torch's own or "custom", from the group's attributes.
+    cfg.network = "vit";
+    cfg.embed_dim = network.embed_dim;
+    cfg.depth = network.depth;
+    cfg.num_heads = network.num_heads;
+    cfg.mask_ratio = network.mask_ratio;
+    cfg.drop_path_rate = network.drop_path_rate;
+    cfg.using_checkpoint = false;
+  }
   auto model = make_backbone(cfg, backend, activations);
   for (const std::string& name : file.parameter_names(network.group))
     model->import_parameter(name, file.parameter(network.group, name));
@@ -99,8 +111,22 @@ void check_golden_backbone(const GoldenFile& file, const GoldenNetwork& network,
                            const GoldenCase& golden_case, Backend& backend,
                            DType activations, GoldenTable& table) {
   const std::string case_group = network.group + "/" + golden_case.name;
-  const std::unique_ptr<Backbone> owned = golden_backbone(file, network, backend, activations);
+  // A Vision Transformer's case either replays the draws it recorded or draws nothing: its
+  // unmasked case ran without masking and DropPath.
+  const std::optional<GoldenVitDraws> draws = file.vit_draws(network.group, golden_case.name);
+  GoldenNetwork built = network;
+  if (!draws) {
+    built.mask_ratio = 0;
+    built.drop_path_rate = 0;
+  }
+  const std::unique_ptr<Backbone> owned = golden_backbone(file, built, backend, activations);
   Backbone& model = *owned;
+  if (draws) {
+    auto* vit = dynamic_cast<VisionTransformer*>(&model);
+    PFC_CHECK(vit != nullptr, "{} records a Vision Transformer's draws, but {} is none",
+              case_group, network.group);
+    vit->replay_draws({draws->mask_noise, draws->drop_path_keep});
+  }
 
   const Tensor input = file.input(network.group);
   const Tensor filled = golden_fill("input", input.shape(), 0.0, 1.0);

@@ -1,4 +1,4 @@
-// The backbone half of `pfc golden`: the file's network (an iresnet, or MobileFaceNet)
+// The backbone half of `pfc golden`: the file's network (an iresnet, MobileFaceNet or ViT)
 // rebuilt from its fill rule, forward on the stored input, backward from the stored
 // embeddings_grad, then the inference forward, compared tensor by tensor.
 #pragma once

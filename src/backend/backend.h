@@ -42,6 +42,22 @@ struct Conv2dGeometry {
   Shape filter_shape() const { return {out_channels, kernel, kernel, in_per_group()}; }
 };
 
+// Where the matrices of one operand of a batched GEMM lie in its tensor: matrix (i, j) of the
+// batch starts at element offset + i * outer_stride + j * inner_stride, its rows ld elements
+// apart.
+struct MatrixBatchLayout {
+  std::int64_t offset = 0, ld = 0, outer_stride = 0, inner_stride = 0;
+};
+
+// outer x inner products c_ij = alpha * op(a_ij) * op(b_ij) + beta * c_ij, c_ij [m, n],
+// op(a_ij) [m, k]. Two batch levels, so that attention reads each (sample, head) matrix where
+// the token rows interleave the heads, and writes its output straight into the token layout.
+struct BatchedGemmGeometry {
+  std::int64_t outer = 1, inner = 1, m = 0, n = 0, k = 0;
+  bool transpose_a = false, transpose_b = false;
+  MatrixBatchLayout a, b, c;
+};
+
 // The combined margin of arcface_torch's CombinedMarginLoss: the target logit becomes
 // s * (cos(m1 * theta + m2) - m3); m1 = 1, m3 = 0 is ArcFace, m1 = 1, m2 = 0 is CosFace.
 struct MarginParams {
@@ -187,6 +203,40 @@ class Backend {
   // out[c] = sum over rows of x[r, c] (bias gradients).
   virtual void sum_rows(const Tensor& x, Tensor& out) = 0;
 
+  // c_ij = alpha * op(a_ij) * op(b_ij) + beta * c_ij for every matrix of the batch (g); a, b
+  // and c of one type (f32 or f64 on the cpu; f16 or f32 on cuda, accumulated in f32). The
+  // matrices of c must not overlap.
+  virtual void batched_gemm(const BatchedGemmGeometry& g, double alpha, const Tensor& a,
+                            const Tensor& b, double beta, Tensor& c) = 0;
+
+  // ---- transformer pieces (the Vision Transformers) -------------------------------------
+  // torch.nn.LayerNorm over the last dimension of x [rows, width] (or [..., width]):
+  // y = (x - mean) * invstd * gamma + beta with the biased variance, invstd = 1 / sqrt(var +
+  // eps). saved_mean/saved_invstd [rows] are kept for backward (per-row values: f32 on cuda,
+  // x's type on the cpu); gamma and beta [width] are f32, or f64 with f64 x.
+  virtual void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                 double eps, Tensor& y, Tensor& saved_mean,
+                                 Tensor& saved_invstd) = 0;
+  // dx, and dgamma = sum over rows of dy * xhat, dbeta = sum over rows of dy.
+  virtual void layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                  const Tensor& saved_mean, const Tensor& saved_invstd,
+                                  Tensor& dx, Tensor& dgamma, Tensor& dbeta) = 0;
+  // y = softmax over the last dimension of x, exp(x - row max) / row sum, the sum in at least
+  // f32. y may be x.
+  virtual void softmax_rows_forward(const Tensor& x, Tensor& y) = 0;
+  // dx = y * (dy - sum over the row of dy * y), y the forward's output. dx may be dy.
+  virtual void softmax_rows_backward(const Tensor& dy, const Tensor& y, Tensor& dx) = 0;
+  // y = min(max(x, 0), 6) (torch.nn.ReLU6). y may be x.
+  virtual void relu6_forward(const Tensor& x, Tensor& y) = 0;
+  // dx = dy where 0 < y < 6, else 0, y the forward's output: torch's hardtanh backward, which
+  // asks the same of the input (0 < x < 6 exactly where 0 < y < 6), so the forward may run in
+  // place. dx may be dy.
+  virtual void relu6_backward(const Tensor& dy, const Tensor& y, Tensor& dx) = 0;
+  // y[s, ...] = factor[s] * x[s, ...] for every sample s of dimension 0: DropPath's kept
+  // samples divided by the keep probability, dropped ones zeroed. factor [samples] is f32, or
+  // x's type on the cpu. y may be x.
+  virtual void scale_samples(const Tensor& x, const Tensor& factor, Tensor& y) = 0;
+
   // ---- PartialFC pieces ----------------------------------------------------------------
   // y = x / max(||x||, 1e-12) per row; norms [rows] keeps ||x|| for backward. x may also hold
   // stored values (f16 or bf16 class centres), read into y's type: norms and y are then
@@ -196,6 +246,8 @@ class Backend {
   virtual void l2_normalize_rows_backward(const Tensor& dy, const Tensor& y, const Tensor& norms,
                                           Tensor& dx) = 0;
   // dst[i, :] = src[index[i], :]            (index i64; any element type, moved as it is)
+  // PartialFC's sampled centres, and the tokens a Vision Transformer keeps when it masks (x
+  // [batch * tokens, width], index sample * tokens + token).
   virtual void gather_rows(const Tensor& src, const Tensor& index, Tensor& dst) = 0;
   // dst[index[i], :] = src[i, :]            (index unique)
   virtual void scatter_rows(const Tensor& src, const Tensor& index, Tensor& dst) = 0;

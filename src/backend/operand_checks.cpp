@@ -1,5 +1,6 @@
 #include "backend/operand_checks.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <limits>
 #include <utility>
@@ -62,6 +63,13 @@ void like(const OperandRules& r, const Tensor& t, const Tensor& ref, const char*
           const char* name) {
   placed(r, t, op, name);
   check_shape(t, ref.shape(), op, name);
+  check_dtype(t, ref.dtype(), op, name);
+}
+
+// Same place and type as ref, any shape.
+void like_type(const OperandRules& r, const Tensor& t, const Tensor& ref, const char* op,
+               const char* name) {
+  placed(r, t, op, name);
   check_dtype(t, ref.dtype(), op, name);
 }
 
@@ -440,6 +448,122 @@ ChannelRows sum_rows(const OperandRules& r, const Tensor& x, const Tensor& out) 
 }
 
 // x is computed-type rows, or stored 16-bit rows (class centres) read into y's computed type.
+namespace {
+
+// The stored extent of one operand of a batched GEMM: every matrix of the batch inside the
+// tensor, with rows at least as long as the matrix's.
+void matrix_batch(const BatchedGemmGeometry& g, const MatrixBatchLayout& l, const Tensor& t,
+                  std::int64_t rows, std::int64_t cols, const char* name) {
+  PFC_CHECK(l.offset >= 0 && l.outer_stride >= 0 && l.inner_stride >= 0,
+            "batched_gemm: {} has a negative offset or stride", name);
+  PFC_CHECK(l.ld >= std::max<std::int64_t>(cols, 1),
+            "batched_gemm: {}'s leading dimension {} is below its {} columns", name, l.ld, cols);
+  gemm_int(l.ld, "a leading dimension");
+  if (rows == 0 || cols == 0) return;
+  const std::int64_t last = l.offset + (g.outer - 1) * l.outer_stride +
+                            (g.inner - 1) * l.inner_stride + (rows - 1) * l.ld + cols - 1;
+  PFC_CHECK(last < t.numel(),
+            "batched_gemm: {} {} holds {} elements; its last matrix ends at element {}", name,
+            t.describe(), t.numel(), last);
+}
+
+// The rows of a per-row primitive, its per-row values of the rows' statistic type.
+void row_values(const OperandRules& r, const Tensor& t, std::int64_t rows, DType act,
+                const char* op, const char* name) {
+  vector_of(r, t, rows, statistic_type(r, act), op, name);
+}
+
+}  // namespace
+
+GemmDims batched_gemm(const OperandRules& r, const BatchedGemmGeometry& g, const Tensor& a,
+                      const Tensor& b, const Tensor& c) {
+  const char* op = "batched_gemm";
+  computable(r, a, op, "a");
+  like_type(r, b, a, op, "b");
+  like_type(r, c, a, op, "c");
+  PFC_CHECK(g.outer >= 1 && g.inner >= 1 && g.m >= 0 && g.n >= 0 && g.k >= 0,
+            "batched_gemm: bad geometry: {} x {} matrices of m {} n {} k {}", g.outer, g.inner,
+            g.m, g.n, g.k);
+  for (const auto& [v, what] : {std::pair<std::int64_t, const char*>{g.m, "m"}, {g.n, "n"},
+                                {g.k, "k"}, {g.outer * g.inner, "the batch"}})
+    gemm_int(v, what);
+  matrix_batch(g, g.a, a, g.transpose_a ? g.k : g.m, g.transpose_a ? g.m : g.k, "a");
+  matrix_batch(g, g.b, b, g.transpose_b ? g.n : g.k, g.transpose_b ? g.k : g.n, "b");
+  matrix_batch(g, g.c, c, g.m, g.n, "c");
+  return {g.m, g.n, g.k};
+}
+
+ChannelRows layernorm_forward(const OperandRules& r, const Tensor& x, const Tensor& gamma,
+                              const Tensor& beta, const Tensor& y, const Tensor& saved_mean,
+                              const Tensor& saved_invstd) {
+  const char* op = "layernorm_forward";
+  const ChannelRows d = channel_rows(r, x, op);
+  const DType p = parameter_type(r, gamma, x.dtype(), op, "gamma");
+  vector_of(r, gamma, d.channels, p, op, "gamma");
+  vector_of(r, beta, d.channels, p, op, "beta");
+  like(r, y, x, op, "y");
+  row_values(r, saved_mean, d.rows, x.dtype(), op, "saved_mean");
+  row_values(r, saved_invstd, d.rows, x.dtype(), op, "saved_invstd");
+  return d;
+}
+
+ChannelRows layernorm_backward(const OperandRules& r, const Tensor& dy, const Tensor& x,
+                               const Tensor& gamma, const Tensor& saved_mean,
+                               const Tensor& saved_invstd, const Tensor& dx, const Tensor& dgamma,
+                               const Tensor& dbeta) {
+  const char* op = "layernorm_backward";
+  const ChannelRows d = channel_rows(r, x, op);
+  like(r, dy, x, op, "dy");
+  like(r, dx, x, op, "dx");
+  const DType p = parameter_type(r, gamma, x.dtype(), op, "gamma");
+  vector_of(r, gamma, d.channels, p, op, "gamma");
+  vector_of(r, dgamma, d.channels, p, op, "dgamma");
+  vector_of(r, dbeta, d.channels, p, op, "dbeta");
+  row_values(r, saved_mean, d.rows, x.dtype(), op, "saved_mean");
+  row_values(r, saved_invstd, d.rows, x.dtype(), op, "saved_invstd");
+  return d;
+}
+
+ChannelRows softmax_rows_forward(const OperandRules& r, const Tensor& x, const Tensor& y) {
+  const ChannelRows d = channel_rows(r, x, "softmax_rows_forward");
+  like(r, y, x, "softmax_rows_forward", "y");
+  return d;
+}
+
+ChannelRows softmax_rows_backward(const OperandRules& r, const Tensor& dy, const Tensor& y,
+                                  const Tensor& dx) {
+  const char* op = "softmax_rows_backward";
+  computable(r, y, op, "y");
+  const ChannelRows d = channel_rows(r, y, op);
+  like(r, dy, y, op, "dy");
+  like(r, dx, y, op, "dx");
+  return d;
+}
+
+void relu6_forward(const OperandRules& r, const Tensor& x, const Tensor& y) {
+  computable(r, x, "relu6_forward", "x");
+  like(r, y, x, "relu6_forward", "y");
+}
+
+void relu6_backward(const OperandRules& r, const Tensor& dy, const Tensor& y, const Tensor& dx) {
+  computable(r, y, "relu6_backward", "y");
+  like(r, dy, y, "relu6_backward", "dy");
+  like(r, dx, y, "relu6_backward", "dx");
+}
+
+ChannelRows scale_samples(const OperandRules& r, const Tensor& x, const Tensor& factor,
+                          const Tensor& y) {
+  const char* op = "scale_samples";
+  computable(r, x, op, "x");
+  PFC_CHECK(x.rank() >= 1, "{}: x has shape {}, expected [samples, ...]", op,
+            shape_string(x.shape()));
+  like(r, y, x, op, "y");
+  const std::int64_t samples = x.dim(0);
+  vector_of(r, factor, samples, parameter_type(r, factor, x.dtype(), op, "factor"), op,
+            "factor");
+  return {samples, samples == 0 ? 0 : x.numel() / samples};
+}
+
 void l2_normalize_rows(const OperandRules& r, const Tensor& x, const Tensor& y,
                        const Tensor& norms) {
   const char* op = "l2_normalize_rows";

@@ -74,6 +74,26 @@ GemmDims gemm(const OperandRules& r, bool transpose_a, bool transpose_b, const T
 ChannelRows add_row_vector(const OperandRules& r, const Tensor& x, const Tensor& bias);
 ChannelRows sum_rows(const OperandRules& r, const Tensor& x, const Tensor& out);
 
+GemmDims batched_gemm(const OperandRules& r, const BatchedGemmGeometry& g, const Tensor& a,
+                      const Tensor& b, const Tensor& c);
+
+// ---- transformer pieces: per-row (the last dimension) and per-sample (the first) ----
+ChannelRows layernorm_forward(const OperandRules& r, const Tensor& x, const Tensor& gamma,
+                              const Tensor& beta, const Tensor& y, const Tensor& saved_mean,
+                              const Tensor& saved_invstd);
+ChannelRows layernorm_backward(const OperandRules& r, const Tensor& dy, const Tensor& x,
+                               const Tensor& gamma, const Tensor& saved_mean,
+                               const Tensor& saved_invstd, const Tensor& dx, const Tensor& dgamma,
+                               const Tensor& dbeta);
+ChannelRows softmax_rows_forward(const OperandRules& r, const Tensor& x, const Tensor& y);
+ChannelRows softmax_rows_backward(const OperandRules& r, const Tensor& dy, const Tensor& y,
+                                  const Tensor& dx);
+void relu6_forward(const OperandRules& r, const Tensor& x, const Tensor& y);
+void relu6_backward(const OperandRules& r, const Tensor& dy, const Tensor& y, const Tensor& dx);
+// rows: the samples; channels: the elements of one sample.
+ChannelRows scale_samples(const OperandRules& r, const Tensor& x, const Tensor& factor,
+                          const Tensor& y);
+
 // ---- PartialFC pieces ----
 void l2_normalize_rows(const OperandRules& r, const Tensor& x, const Tensor& y,
                        const Tensor& norms);

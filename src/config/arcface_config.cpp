@@ -189,15 +189,6 @@ std::vector<std::string> translate(Settings& settings, const fs::path& file) {
         Setting{power, fmt::format("{} (PolynomialLRWarmup's default power)", file.string()), -1});
   }
 
-  if (const auto it = settings.find("network");
-      it != settings.end() && it->second.value.kind == PyValue::Kind::string &&
-      it->second.value.string.starts_with("vit")) {
-    const ConfigKey* network = find_config_key("network");
-    throw UsageError(fmt::format("network '{}' in {} is one of arcface_torch's vision "
-                                 "transformers, which pfc does not implement; pfc trains {}",
-                                 it->second.value.string, it->second.where,
-                                 describe_limits(*network)));
-  }
   return notes;
 }
 

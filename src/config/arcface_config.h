@@ -13,8 +13,7 @@
 //    rate, then warm-up and a linear decay), or the step schedule when the file gives
 //    `decay_epoch` (train.py's);
 //  - the classifier is train_v2.py's unless the file says otherwise: the dense centre update,
-//    the straight-through margin gradient, computed in fp32 (PartialFC_V2(..., fp16=False));
-//  - a network pfc lacks (the ViTs) is refused by name.
+//    the straight-through margin gradient, computed in fp32 (PartialFC_V2(..., fp16=False)).
 // Every other key must be one of pfc's (see config_keys.cpp), or the import stops naming it.
 #pragma once
 

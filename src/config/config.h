@@ -16,7 +16,8 @@ enum class ResumeMode { off, on, automatic };
 
 struct Config {
   // ---- arcface_torch's keys -------------------------------------------------------------
-  std::string network = "r50";        // r18 ... r200, "custom" (layers/widths), mbf, mbf_large
+  std::string network = "r50";        // r18 ... r200, "custom" (layers/widths), mbf, mbf_large,
+                                      // vit_t ... vit_h, "vit" (embed_dim ... using_checkpoint)
   std::int64_t embedding_size = 512;
   double sample_rate = 1.0;           // fraction of each shard's class centres per step; 0: positives
   bool fp16 = true;
@@ -55,6 +56,13 @@ struct Config {
   std::vector<std::int64_t> layers;   // custom depth per stage (network = "custom")
   std::vector<std::int64_t> widths{64, 128, 256, 512};
   std::int64_t image_size = 112;
+  // The Vision Transformer of network = "vit" (the vit_* names take arcface_torch's own).
+  std::int64_t embed_dim = 256;
+  std::int64_t depth = 12;
+  std::int64_t num_heads = 8;
+  double mask_ratio = 0.1;
+  double drop_path_rate = 0.1;
+  bool using_checkpoint = false;
   double scale_s = 64.0;
   // "step" (the seed's train.py) | "polynomial" (arcface_torch's older PolyScheduler) |
   // "polynomial_warmup" (today's train_v2.py: lr_scheduler.py's PolynomialLRWarmup)

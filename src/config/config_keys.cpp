@@ -18,9 +18,13 @@ constexpr ConfigBound at_most(double v) { return {v, true}; }
 const ConfigKey kKeys[] = {
     // ---- arcface_torch's keys ---------------------------------------------------------------
     {"network", &Config::network,
-     "backbone: iresnet depth, \"custom\" for the depths in `layers`, or MobileFaceNet "
-     "(\"mbf\", \"mbf_large\": arcface_torch's get_mbf and get_mbf_large, 112x112 images)",
-     {.choices = "r18|r34|r50|r100|r200|custom|mbf|mbf_large"}},
+     "backbone: iresnet depth, \"custom\" for the depths in `layers`, MobileFaceNet "
+     "(\"mbf\", \"mbf_large\": arcface_torch's get_mbf and get_mbf_large, 112x112 images), or "
+     "one of arcface_torch's Vision Transformers (vit_t ... vit_h, as its get_model builds them; "
+     "\"vit\" for the one embed_dim, depth, num_heads, mask_ratio, drop_path_rate and "
+     "using_checkpoint describe)",
+     {.choices = "r18|r34|r50|r100|r200|custom|mbf|mbf_large|vit_t|vit_t_dp005_mask0|vit_s|"
+                 "vit_s_dp005_mask_0|vit_b|vit_b_dp005_mask_005|vit_l_dp005_mask_005|vit_h|vit"}},
     {"embedding_size", &Config::embedding_size, "length of the face embedding",
      {.min = at_least(1)}},
     {"sample_rate", &Config::sample_rate,
@@ -116,8 +120,22 @@ const ConfigKey kKeys[] = {
      {.min = at_least(1), .length = 4}},
     {"image_size", &Config::image_size,
      "height and width of the input images, a multiple of 16 (four stride-2 stages); 112 for "
-     "the MobileFaceNets",
+     "the MobileFaceNets; 112 or a multiple of the 9-pixel patch for the Vision Transformers",
      {.min = at_least(16)}},
+    {"embed_dim", &Config::embed_dim, "token width of the Vision Transformer of network = \"vit\"",
+     {.min = at_least(1)}},
+    {"depth", &Config::depth, "transformer blocks of network = \"vit\"", {.min = at_least(1)}},
+    {"num_heads", &Config::num_heads,
+     "attention heads of network = \"vit\"; they must divide embed_dim", {.min = at_least(1)}},
+    {"mask_ratio", &Config::mask_ratio,
+     "network = \"vit\": above 0, training masks 10 % of the tokens (vit.py masks 10 % "
+     "whatever the value)",
+     {.min = at_least(0), .max = below(1)}},
+    {"drop_path_rate", &Config::drop_path_rate,
+     "network = \"vit\": DropPath rate of the last block (linspace from 0 over the blocks)",
+     {.min = at_least(0), .max = below(1)}},
+    {"using_checkpoint", &Config::using_checkpoint,
+     "network = \"vit\": blocks recompute their forward in the backward (less memory)"},
     {"scale_s", &Config::scale_s, "logit scale s", {.min = above(0)}},
     {"lr_schedule", &Config::lr_schedule,
      "step: linear warm-up from 0, then x0.1 at each of decay_epoch (the seed's train.py); "

@@ -124,6 +124,9 @@ struct LimitCheck {
 // The rules that involve several keys, or more than a range. Each returns its problem.
 using Rule = std::optional<std::string> (*)(const Config&, const Describer&);
 
+// arcface_torch's Vision Transformers cut 9x9 patches.
+constexpr std::int64_t kVitPatch = 9;
+
 const Rule kRules[] = {
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
       if (c.network != "custom" || c.layers.size() == 4) return std::nullopt;
@@ -131,7 +134,8 @@ const Rule kRules[] = {
                          d.setting("network"), d.setting("layers"));
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
-      if (c.image_size % 16 == 0) return std::nullopt;
+      if (c.image_size % 16 == 0 || network_family(c) == NetworkFamily::vision_transformer)
+        return std::nullopt;
       return fmt::format("{} must be a multiple of 16 (four stride-2 stages), got {}",
                          d.key("image_size"), c.image_size);
     },
@@ -141,6 +145,23 @@ const Rule kRules[] = {
       return fmt::format("{} needs image_size = 112 (its GDC head is a 7x7 convolution over "
                          "the 7x7 map that four stride-2 stages leave), got {}",
                          d.setting("network"), d.setting("image_size"));
+    },
+    [](const Config& c, const Describer& d) -> std::optional<std::string> {
+      if (network_family(c) != NetworkFamily::vision_transformer || c.image_size == 112 ||
+          c.image_size % kVitPatch == 0)
+        return std::nullopt;
+      return fmt::format("{} cuts its images into {}x{} patches: image_size must be 112 (as "
+                         "vit.py) or a multiple of {}, got {}",
+                         d.setting("network"), kVitPatch, kVitPatch, kVitPatch,
+                         d.setting("image_size"));
+    },
+    [](const Config& c, const Describer& d) -> std::optional<std::string> {
+      if (network_family(c) != NetworkFamily::vision_transformer) return std::nullopt;
+      const VitShape v = vit_shape(c);
+      if (v.embed_dim % v.num_heads == 0) return std::nullopt;
+      return fmt::format("{}: num_heads = {} must divide embed_dim = {} (allowed: a divisor of "
+                         "{})",
+                         d.setting("network"), v.num_heads, v.embed_dim, v.embed_dim);
     },
     [](const Config& c, const Describer& d) -> std::optional<std::string> {
       if (c.method == "pfc" || c.sample_rate == 1.0) return std::nullopt;

@@ -132,6 +132,13 @@ GoldenNetwork GoldenFile::network(const std::string& group) const {
   n.num_classes = h5::read_attribute_int(f, group, "num_classes");
   n.image_size = h5::read_attribute_int(f, group, "image_size");
   n.scale_s = h5::read_attribute_double(f, group, "scale_s");
+  if (h5::has_attribute(f, group, "embed_dim")) {
+    n.embed_dim = h5::read_attribute_int(f, group, "embed_dim");
+    n.depth = h5::read_attribute_int(f, group, "depth");
+    n.num_heads = h5::read_attribute_int(f, group, "num_heads");
+    n.mask_ratio = h5::read_attribute_double(f, group, "mask_ratio");
+    n.drop_path_rate = h5::read_attribute_double(f, group, "drop_path_rate");
+  }
   return n;
 }
 
@@ -160,6 +167,19 @@ GoldenCase GoldenFile::golden_case(const std::string& group, const std::string& 
   if (h5::has_attribute(f, path, "margin_gradient"))
     c.margin_gradient = h5::read_attribute_string(f, path, "margin_gradient");
   return c;
+}
+
+std::optional<GoldenVitDraws> GoldenFile::vit_draws(const std::string& group,
+                                                    const std::string& name) const {
+  const std::string path = group + "/" + name + "/";
+  if (!has(path + "mask_noise")) return std::nullopt;
+  const Tensor noise = h5::read_tensor(file_.id(), path + "mask_noise", DType::f64);
+  const Tensor keep = h5::read_tensor(file_.id(), path + "drop_path_keep", DType::i64);
+  GoldenVitDraws d;
+  d.mask_noise.assign(noise.data<double>(), noise.data<double>() + noise.numel());
+  for (std::int64_t i = 0; i < keep.numel(); ++i)
+    d.drop_path_keep.push_back(keep.data<std::int64_t>()[i] != 0);
+  return d;
 }
 
 std::optional<GoldenTraining> GoldenFile::training(const std::string& group,

@@ -27,6 +27,16 @@ struct GoldenNetwork {
   std::int64_t num_classes = 0;
   std::int64_t image_size = 0;
   double scale_s = 64.0;
+  // A Vision Transformer's group (it has `embed_dim`): its dimensions; embed_dim 0 otherwise.
+  std::int64_t embed_dim = 0, depth = 0, num_heads = 0;
+  double mask_ratio = 0, drop_path_rate = 0;
+};
+
+// The random draws a Vision Transformer's training case recorded (`mask_noise` [batch, tokens]
+// f64, `drop_path_keep` [depth, 2, batch] u8), flattened in that order.
+struct GoldenVitDraws {
+  std::vector<double> mask_noise;
+  std::vector<std::uint8_t> drop_path_keep;
 };
 
 // How far arcface_torch's own fp32 run lands from a reference value (L2 of the difference over
@@ -98,6 +108,8 @@ class GoldenFile {
   GoldenCase golden_case(const std::string& group, const std::string& name) const;
   // Every case the file holds, as GROUP/CASE ("tiny/arcface_sr1", ...).
   std::vector<std::string> case_names() const;
+  // The draws of a Vision Transformer's masked case (one that stores `mask_noise`).
+  std::optional<GoldenVitDraws> vit_draws(const std::string& group, const std::string& name) const;
   // The case's optimiser loop, when it is a training case (it has a `steps` attribute).
   std::optional<GoldenTraining> training(const std::string& group, const std::string& name) const;
   // Names of the trained parameters the file lists for a network.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "model/draw_position.h"
 #include "model/forward_mode.h"
 #include "model/inference_graph.h"
 #include "model/parameter.h"
@@ -25,6 +26,9 @@ class Backbone {
   // After a training forward: fills every parameter's grad from d loss / d embeddings and
   // frees the kept activations.
   virtual void backward(const Tensor& embeddings_grad) = 0;
+  // Where the next training forward is in the run, for a network that draws at random (the
+  // Vision Transformers); the others draw nothing and ignore it.
+  virtual void set_draw_position(const DrawPosition&) {}
   // The network in inference mode as layer applications on `graph` (model/inference_graph.h),
   // from normalised NCHW images to the embeddings.
   virtual GraphValue trace(InferenceGraph& graph, GraphValue images) const = 0;

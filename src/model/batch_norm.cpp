@@ -9,7 +9,7 @@ Tensor as_rows(const Tensor& t, std::int64_t channels) {
 }  // namespace
 
 BatchNorm::BatchNorm(const ModelContext& ctx, const std::string& name, std::int64_t channels,
-                     bool trainable_scale)
+                     bool trainable_scale, double eps)
     : weight(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.master_dtype(),
                               name + ".weight", {channels}, {channels}, TorchLayout::same)),
       bias(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.master_dtype(), name + ".bias",
@@ -19,7 +19,8 @@ BatchNorm::BatchNorm(const ModelContext& ctx, const std::string& name, std::int6
       running_var(
           create_buffer(*ctx.backend, ctx.master_dtype(), name + ".running_var", {channels})),
       ctx_(ctx),
-      channels_(channels) {
+      channels_(channels),
+      eps_(eps) {
   weight.trainable = trainable_scale;
   ctx.backend->fill(weight.value, 1.0);
   ctx.backend->fill(running_var.value, 1.0);
@@ -33,14 +34,14 @@ Tensor BatchNorm::forward(const Tensor& x, ForwardMode mode) {
   if (mode == ForwardMode::inference) {
     Tensor y_rows = as_rows(y, channels_);
     be.batchnorm_forward_inference(as_rows(x, channels_), weight.value, bias.value,
-                                   running_mean.value, running_var.value, kEps, y_rows);
+                                   running_mean.value, running_var.value, eps_, y_rows);
     return y;
   }
   saved_mean_ = be.empty({channels_}, ctx_.master_dtype(), MemoryPurpose::activations);
   saved_invstd_ = be.empty({channels_}, ctx_.master_dtype(), MemoryPurpose::activations);
   Tensor y_rows = as_rows(y, channels_);
   be.batchnorm_forward_train(as_rows(x, channels_), weight.value, bias.value, running_mean.value,
-                             running_var.value, kMomentum, kEps, y_rows, saved_mean_,
+                             running_var.value, kMomentum, eps_, y_rows, saved_mean_,
                              saved_invstd_);
   saved_input_ = x;
   return y;
@@ -76,7 +77,7 @@ GraphValue BatchNorm::trace(InferenceGraph& graph, GraphValue x) const {
   Backend& be = *ctx_.backend;
   return graph.batch_norm(x, torch_named_value(be, weight), torch_named_value(be, bias),
                           torch_named_value(be, running_mean), torch_named_value(be, running_var),
-                          kEps);
+                          eps_);
 }
 
 void BatchNorm::release() {

@@ -17,8 +17,9 @@ class BatchNorm {
   static constexpr double kEps = 1e-5;
   static constexpr double kMomentum = 0.1;
 
+  // eps: kEps, or the 2e-5 of arcface_torch's ViT feature head.
   BatchNorm(const ModelContext& ctx, const std::string& name, std::int64_t channels,
-            bool trainable_scale = true);
+            bool trainable_scale = true, double eps = kEps);
 
   Tensor forward(const Tensor& x, ForwardMode mode);
   // The last training forward's output again, from the input and statistics it kept for the
@@ -36,6 +37,7 @@ class BatchNorm {
  private:
   ModelContext ctx_;
   std::int64_t channels_;
+  double eps_;
   Tensor saved_input_, saved_mean_, saved_invstd_;
 };
 

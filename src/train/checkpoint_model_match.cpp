@@ -18,8 +18,8 @@ namespace pfc {
 namespace {
 
 // The keys that decide which tensors the backbone has (make_backbone).
-const std::set<std::string> kModelKeys = {"network", "layers", "widths", "image_size",
-                                          "embedding_size"};
+const std::set<std::string> kModelKeys = {"network",   "layers",    "widths", "image_size",
+                                          "embedding_size", "embed_dim", "depth",  "num_heads"};
 
 // What the model has of one kind, in the model's order.
 struct Expected {

@@ -59,6 +59,11 @@ StepResult TrainingStep::run(const MicroBatchSource& next, std::int64_t step, do
     // the class sampler inside forward_backward then runs on the host while the device
     // computes the embeddings.
     head_.set_labels(*batch.labels);
+    // The global batch of micro-batch i is the ranks' batches in rank order.
+    const std::int64_t local = batch.images->dim(0);
+    model_.set_draw_position(
+        {options_.draw_seed, step * k + i,
+         (i * comm_.world_size() + comm_.rank()) * local});
     const Tensor embeddings = model_.forward(*batch.images, ForwardMode::training);
     result.losses.push_back(head_.forward_backward(
         embeddings, embeddings_grad_, step * k + i,

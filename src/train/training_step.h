@@ -25,6 +25,9 @@ struct TrainingStepOptions {
   std::int64_t gradient_acc = 1;  // micro-batches per optimiser step
   double clip_grad_norm = 5.0;    // of the backbone's gradient, after unscaling
   OptimizerSettings optimizer;    // the backbone's (the head has its own, in its options)
+  // Keys the backbone's random draws (a Vision Transformer's masking and DropPath) with the
+  // step and each sample's place in the global batch.
+  std::uint64_t draw_seed = 0;
 };
 
 // One micro-batch: images [b, s, s, 3] on the backend's device, labels [b] i64 on the host.

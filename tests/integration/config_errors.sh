@@ -94,6 +94,13 @@ if command -v mpiexec >/dev/null; then
     fail "a refused run wrote metrics.h5"
 fi
 
+# A Vision Transformer that cannot be built: each is exit 2 naming the key and what is allowed.
+expect_usage_error vit_heads 'num_heads = 3 must divide embed_dim = 64' "a divisor of 64" \
+  -- "$smoke" --set network=\"vit\" --set embed_dim=64 --set num_heads=3
+expect_usage_error vit_image_size "image_size must be 112 (as vit.py) or a multiple of 9" \
+  -- "$smoke" --set network=\"vit_t\" --set image_size=96
+expect_usage_error vit_mask_ratio "mask_ratio" "in [0, 1)" \
+  -- "$smoke" --set network=\"vit\" --set mask_ratio=1.0
 expect_usage_error mbf_image_size 'network = "mbf"' "needs image_size = 112" \
   "got image_size = 96 (--set image_size=96)" -- "$smoke" --set network=mbf --set image_size=96
 

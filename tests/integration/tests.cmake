@@ -9,6 +9,8 @@ pfc_script_test(integration.slurm_train slurm_train.sh LABELS "integration;mpi" 
 set_tests_properties(integration.slurm_row integration.slurm_train PROPERTIES
                      RESOURCE_LOCK local_slurm)
 pfc_script_test(integration.golden_backbone golden_backbone.sh LABELS integration TIMEOUT 300)
+pfc_script_test(integration.golden_vit golden_vit.sh LABELS "integration;mpi" TIMEOUT 300)
+pfc_script_test(integration.plan_vit_configs plan_vit_configs.sh LABELS integration TIMEOUT 300)
 pfc_script_test(integration.golden_partial_fc_mpi golden_partial_fc_mpi.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.golden_parity golden_parity.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.golden_parity_all_ranks golden_parity.sh LABELS "integration;mpi;slow"
@@ -26,6 +28,8 @@ pfc_script_test(integration.train_schedule train_schedule.sh LABELS "integration
                 TIMEOUT 300)
 pfc_script_test(integration.train_resume train_resume.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.train_resume_mbf train_resume_mbf.sh LABELS "integration;mpi"
+                TIMEOUT 300)
+pfc_script_test(integration.train_resume_vit train_resume_vit.sh LABELS "integration;mpi"
                 TIMEOUT 300)
 pfc_script_test(integration.train_resume_adamw train_resume_adamw.sh LABELS "integration;mpi"
                 TIMEOUT 300)

@@ -57,6 +57,41 @@ void softmax(Backend& b, DType logits_type, DType row_type, std::int64_t global_
   b.softmax_grad(cos, sum, label, 64.0, global_batch, prob);
 }
 
+// q kᵀ of 2 samples x 3 heads of 7 tokens from qkv [2, 7, 36] into scores [c_rows, 7].
+void batched_scores(Backend& b, DType dtype, std::int64_t c_rows) {
+  BatchedGemmGeometry g;
+  g.outer = 2;
+  g.inner = 3;
+  g.m = g.n = 7;
+  g.k = 4;
+  g.transpose_b = true;
+  g.a = {0, 36, 7 * 36, 4};
+  g.b = {12, 36, 7 * 36, 4};
+  g.c = {0, 7, 3 * 49, 49};
+  Tensor qkv = t(b, {2, 7, 36}, dtype), scores = t(b, {c_rows, 7}, dtype);
+  b.batched_gemm(g, 0.5, qkv, qkv, 0.0, scores);
+}
+
+// LayerNorm of x [2, 3, 5] forward and backward: parameters and per-row statistics typed apart.
+void layernorm(Backend& b, DType x_type, DType param_type, DType row_type) {
+  Tensor x = t(b, {2, 3, 5}, x_type), y = t(b, {2, 3, 5}, x_type);
+  Tensor gamma = t(b, {5}, param_type), beta = t(b, {5}, param_type);
+  Tensor mean = t(b, {6}, row_type), invstd = t(b, {6}, row_type);
+  b.layernorm_forward(x, gamma, beta, 1e-6, y, mean, invstd);
+  b.layernorm_backward(y, x, gamma, mean, invstd, x, gamma, beta);
+}
+
+// Softmax rows, ReLU6 and DropPath's scaling of x [5, 6], with `factors` per-sample factors.
+void attention_pieces(Backend& b, DType dtype, std::int64_t factors) {
+  Tensor x = t(b, {5, 6}, dtype), dy = t(b, {5, 6}, dtype);
+  b.softmax_rows_forward(x, x);
+  b.softmax_rows_backward(dy, x, dy);
+  b.relu6_forward(x, x);
+  b.relu6_backward(dy, x, dy);
+  Tensor factor = t(b, {factors}, DType::f32);
+  b.scale_samples(x, factor, x);
+}
+
 void rows(Backend& b, DType index_type, std::int64_t picked) {
   Tensor table = t(b, {6, 3}, DType::f32), out = t(b, {picked, 3}, DType::f32);
   Tensor index = t(b, {2}, index_type);
@@ -367,6 +402,24 @@ std::vector<OperandCase> operand_check_cases() {
          Tensor grad = t(b, {4, 7}, DType::f32), keep = t(b, {4, 6}, DType::u8);
          b.interclass_filter_backward(grad, keep);
        }},
+      {"batched gemm of attention scores",
+       [](Backend& b) { batched_scores(b, DType::f32, 42); }},
+      {"batched gemm of f16 attention scores",
+       [](Backend& b) { batched_scores(b, DType::f16, 42); }},
+      {"batched gemm of f64 attention scores",
+       [](Backend& b) { batched_scores(b, DType::f64, 42); }},
+      {"batched gemm whose last matrix is outside c",
+       [](Backend& b) { batched_scores(b, DType::f32, 41); }},
+      {"layernorm f32", [](Backend& b) { layernorm(b, DType::f32, DType::f32, DType::f32); }},
+      {"layernorm f16 with f32 parameters",
+       [](Backend& b) { layernorm(b, DType::f16, DType::f32, DType::f32); }},
+      {"layernorm f64", [](Backend& b) { layernorm(b, DType::f64, DType::f64, DType::f64); }},
+      {"layernorm f64 with f32 statistics",
+       [](Backend& b) { layernorm(b, DType::f64, DType::f32, DType::f32); }},
+      {"softmax rows and ReLU6 f32", [](Backend& b) { attention_pieces(b, DType::f32, 5); }},
+      {"softmax rows and ReLU6 f16", [](Backend& b) { attention_pieces(b, DType::f16, 5); }},
+      {"scale samples with one factor too few",
+       [](Backend& b) { attention_pieces(b, DType::f32, 4); }},
   };
 }
 

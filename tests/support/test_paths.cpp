@@ -22,6 +22,10 @@ std::string parity_golden_path() {
   return (std::filesystem::path(golden_path()).parent_path() / "arcface_torch_parity_f64.h5")
       .string();
 }
+std::string vit_golden_path() {
+  return (std::filesystem::path(source_dir()) / "tests" / "golden" / "arcface_torch_vit_f64.h5")
+      .string();
+}
 std::string source_dir() { return env_or("PFC_SOURCE_DIR", "."); }
 std::string binary_dir() { return env_or("PFC_BINARY_DIR", "build"); }
 

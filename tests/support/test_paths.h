@@ -9,6 +9,8 @@ namespace pfc::test {
 std::string golden_path();     // ../shared/golden/iresnet_arcface_torch_f64.h5
 // arcface_torch_parity_f64.h5, in the folder of golden_path() (MobileFaceNet, optimisers).
 std::string parity_golden_path();
+// arcface_torch_vit_f64.h5, kept in the source tree (tests/golden).
+std::string vit_golden_path();
 std::string source_dir();
 std::string binary_dir();
 // Where scratch_dir(name) lives for the running test: under the build tree, in a folder of

@@ -55,8 +55,40 @@ TEST(ConfigNetworkLayers, MobileFaceNets) {
 TEST(ConfigNetworkLayers, UnknownNameIsAUsageError) {
   EXPECT_THROW(layers_of("r152"), UsageError);
   Config cfg;
-  cfg.network = "vit_t";
+  cfg.network = "vit_q";
   EXPECT_THROW(network_family(cfg), UsageError);
+}
+
+// arcface_torch's get_model: embed, depth, heads, drop path, mask ratio, checkpointing.
+TEST(ConfigNetworkLayers, VisionTransformers) {
+  const std::pair<const char*, VitShape> table[] = {
+      {"vit_t", {256, 12, 8, 0.1, 0.1, false}},
+      {"vit_t_dp005_mask0", {256, 12, 8, 0.05, 0.0, false}},
+      {"vit_s", {512, 12, 8, 0.1, 0.1, false}},
+      {"vit_s_dp005_mask_0", {512, 12, 8, 0.05, 0.0, false}},
+      {"vit_b", {512, 24, 8, 0.1, 0.1, true}},
+      {"vit_b_dp005_mask_005", {512, 24, 8, 0.05, 0.05, true}},
+      {"vit_l_dp005_mask_005", {768, 24, 8, 0.05, 0.05, true}},
+      {"vit_h", {1024, 48, 8, 0.1, 0.0, true}}};
+  for (const auto& [name, shape] : table) {
+    Config cfg;
+    cfg.network = name;
+    cfg.embed_dim = 64;  // the keys shape network = "vit" only
+    EXPECT_EQ(network_family(cfg), NetworkFamily::vision_transformer) << name;
+    EXPECT_EQ(vit_shape(cfg), shape) << name;
+    EXPECT_EQ(network_layers(cfg), (Layers{shape.depth})) << name;
+  }
+  Config custom;
+  custom.network = "vit";
+  custom.embed_dim = 64;
+  custom.depth = 2;
+  custom.num_heads = 4;
+  custom.mask_ratio = 0.0;
+  custom.drop_path_rate = 0.3;
+  custom.using_checkpoint = true;
+  EXPECT_EQ(vit_shape(custom), (VitShape{64, 2, 4, 0.3, 0.0, true}));
+  custom.network = "r50";
+  EXPECT_THROW(vit_shape(custom), UsageError);
 }
 
 }  // namespace

@@ -46,7 +46,9 @@ TEST(ConfigValidate, EachLimitIsReported) {
       {{"device=tpu"}, "key 'device' in --set device=tpu must be one of cpu|cuda|meta, got \"tpu\""},
       {{"network=r152"},
        "key 'network' in --set network=r152 must be one of "
-       "r18|r34|r50|r100|r200|custom|mbf|mbf_large, got \"r152\""},
+       "r18|r34|r50|r100|r200|custom|mbf|mbf_large|vit_t|vit_t_dp005_mask0|vit_s|"
+       "vit_s_dp005_mask_0|vit_b|vit_b_dp005_mask_005|vit_l_dp005_mask_005|vit_h|vit, got "
+       "\"r152\""},
       {{"lr_schedule=cosine"},
        "key 'lr_schedule' in --set lr_schedule=cosine must be one of "
        "step|polynomial|polynomial_warmup, got \"cosine\""},

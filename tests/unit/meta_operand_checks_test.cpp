@@ -38,9 +38,9 @@ TEST(MetaOperandChecks, AcceptAndRefuseAsTheCpuBackendDoes) {
 
 TEST(MetaOperandChecks, PlanningCudaTakesTheCudaRules) {
   // What the CUDA backend refuses of these (f64 compute, f64 parameters and masters, a cast
-  // from i32, a mask that is not u8, shapes that do not fit, stored 16-bit centres beside the
-  // wrong moments or gradient) and accepts (f16 compute, f16 GEMM output, mixed f16/f32
-  // operands).
+  // from i32, a mask that is not u8, shapes that do not fit, a batched GEMM past its tensor,
+  // stored 16-bit centres beside the wrong moments or gradient) and accepts (f16 compute, f16
+  // GEMM output, mixed f16/f32 operands).
   const std::set<std::string> refused = {
       "copy of another length", "copy f32 -> f16", "cast i32 -> f32", "fill_normal f64",
       "conv f64", "conv with an OIHW filter", "grouped conv with a dense filter",
@@ -54,6 +54,9 @@ TEST(MetaOperandChecks, PlanningCudaTakesTheCudaRules) {
       "inter-class filter with an f32 mask", "exact margin with a short factor",
       "sparse-gradient sgd of the wrong width",
       "inter-class filter backward of a mask of another shape",
+      "batched gemm of f64 attention scores", "batched gemm whose last matrix is outside c",
+      "layernorm f64", "layernorm f64 with f32 statistics",
+      "scale samples with one factor too few",
       // Stored 16-bit class centres: refused alike on every backend.
       "l2 of stored bf16 rows into bf16", "sgd of stored f16 centres as a vector",
       "sgd of stored f16 centres, an f32 momentum", "sgd of stored bf16 centres, a bf16 gradient",

@@ -1,5 +1,6 @@
 // make_backbone, the one factory of networks: `network` names an iresnet (r18 ... r200,
-// "custom") or a MobileFaceNet ("mbf", "mbf_large"), built with the config's sizes and
+// "custom"), a MobileFaceNet ("mbf", "mbf_large") or a Vision Transformer (vit_t ... vit_h,
+// "vit"), built with the config's sizes and
 // activation type; describe_network names what a config holds, and check_same_network tells a
 // checkpoint's network from another even where the depths coincide.
 #include <gtest/gtest.h>
@@ -8,6 +9,7 @@
 #include "model/iresnet.h"
 #include "model/make_backbone.h"
 #include "model/mobilefacenet.h"
+#include "model/vision_transformer.h"
 #include "support/usage_error.h"
 
 namespace pfc {
@@ -84,6 +86,35 @@ TEST(MakeBackbone, SameNetworkNeedsTheSameFamilyAndScale) {
   EXPECT_NE(large.find("asks for mbf_large (MobileFaceNet [2, 8, 12, 4], scale 4"),
             std::string::npos)
       << large;
+}
+
+// The ViTs of the table take get_model's dimensions; "vit" the config's keys. A checkpoint of
+// one is refused for another width or depth, naming both.
+TEST(MakeBackbone, VisionTransformersOfTheTableAndOfTheKeys) {
+  CpuBackend backend;
+  const auto model = make_backbone(with_network("vit_t_dp005_mask0"), backend, DType::f32);
+  const auto* vit = dynamic_cast<const VisionTransformer*>(model.get());
+  ASSERT_NE(vit, nullptr) << model->describe();
+  EXPECT_EQ(vit->options().embed_dim, 256);
+  EXPECT_EQ(vit->options().depth, 12);
+  EXPECT_EQ(vit->options().mask_ratio, 0.0);
+  EXPECT_FALSE(vit->options().checkpoint);
+  EXPECT_EQ(model->embedding_size(), 128);
+  Config custom = with_network("vit");
+  custom.embed_dim = 64;
+  custom.depth = 2;
+  custom.num_heads = 4;
+  const auto small = make_backbone(custom, backend, DType::f64);
+  EXPECT_EQ(dynamic_cast<const VisionTransformer*>(small.get())->options().embed_dim, 64);
+  EXPECT_NO_THROW(check_same_network(with_network("vit_t"), with_network("vit_t_dp005_mask0"),
+                                     "checkpoint 'c'"));
+  const std::string other = test::usage_error(
+      [&] { check_same_network(with_network("vit_t"), with_network("vit_s"), "checkpoint 'c'"); });
+  EXPECT_NE(other.find("holds the network vit_t (Vision Transformer: embed 256, depth 12"),
+            std::string::npos)
+      << other;
+  EXPECT_NE(other.find("asks for vit_s (Vision Transformer: embed 512"), std::string::npos)
+      << other;
 }
 
 }  // namespace

@@ -91,6 +91,20 @@ class CudaBackend final : public Backend {
   void add_row_vector(Tensor& x, const Tensor& bias) override;
   void sum_rows(const Tensor& x, Tensor& out) override;
 
+  void batched_gemm(const BatchedGemmGeometry& g, double alpha, const Tensor& a, const Tensor& b,
+                    double beta, Tensor& c) override;
+
+  void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta, double eps,
+                         Tensor& y, Tensor& saved_mean, Tensor& saved_invstd) override;
+  void layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                          const Tensor& saved_mean, const Tensor& saved_invstd, Tensor& dx,
+                          Tensor& dgamma, Tensor& dbeta) override;
+  void softmax_rows_forward(const Tensor& x, Tensor& y) override;
+  void softmax_rows_backward(const Tensor& dy, const Tensor& y, Tensor& dx) override;
+  void relu6_forward(const Tensor& x, Tensor& y) override;
+  void relu6_backward(const Tensor& dy, const Tensor& y, Tensor& dx) override;
+  void scale_samples(const Tensor& x, const Tensor& factor, Tensor& y) override;
+
   void l2_normalize_rows(const Tensor& x, Tensor& y, Tensor& norms) override;
   void l2_normalize_rows_backward(const Tensor& dy, const Tensor& y, const Tensor& norms,
                                   Tensor& dx) override;

@@ -1,0 +1,84 @@
+// CPU batched GEMM (attention's q kᵀ and scores × v): f32 through OpenBLAS, one call per matrix
+// of the batch, each on the BLAS's own threads; f64 on the plain loops below, accumulated in
+// f64 in a fixed order: the oracle the f32 path is tested against, and what an f64 run (the
+// golden comparisons, the gradient checks) computes with.
+#include <algorithm>
+#include <type_traits>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
+#include "core/parallel_for.h"
+
+namespace pfc {
+namespace {
+
+// Element (row, col) of op(m), m stored with rows `ld` apart.
+template <class T>
+T op_element(const T* m, std::int64_t ld, bool transpose, std::int64_t row, std::int64_t col) {
+  return transpose ? m[col * ld + row] : m[row * ld + col];
+}
+
+template <class T>
+void reference_product(const BatchedGemmGeometry& g, double alpha, const T* a, const T* b,
+                       double beta, T* c) {
+  for (std::int64_t i = 0; i < g.m; ++i)
+    for (std::int64_t j = 0; j < g.n; ++j) {
+      double sum = 0.0;
+      for (std::int64_t p = 0; p < g.k; ++p)
+        sum += static_cast<double>(op_element(a, g.a.ld, g.transpose_a, i, p)) *
+               op_element(b, g.b.ld, g.transpose_b, p, j);
+      T& out = c[i * g.c.ld + j];
+      // beta == 0 overwrites, as BLAS does, so stale NaNs do not survive.
+      out = static_cast<T>(alpha * sum + (beta == 0.0 ? 0.0 : beta * out));
+    }
+}
+
+std::int64_t matrix_offset(const MatrixBatchLayout& l, std::int64_t i, std::int64_t j) {
+  return l.offset + i * l.outer_stride + j * l.inner_stride;
+}
+
+}  // namespace
+
+void CpuBackend::batched_gemm(const BatchedGemmGeometry& g, double alpha, const Tensor& a,
+                              const Tensor& b, double beta, Tensor& c) {
+  operand_check::batched_gemm(rules_, g, a, b, c);
+  if (g.m == 0 || g.n == 0) return;
+  cpu::dispatch_float(a.dtype(), "batched_gemm", "a", [&](auto tag) {
+    using T = decltype(tag);
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* pc = c.data<T>();
+    const std::int64_t count = g.outer * g.inner;
+    if constexpr (std::is_same_v<T, double>) {
+      // The matrices of c are disjoint, so they split over the threads.
+      const std::int64_t work = std::max<std::int64_t>(1, g.m * g.n * std::max<std::int64_t>(g.k, 1));
+      parallel_for(count, std::max<std::int64_t>(1, kElementGrain / work),
+                   [&](std::int64_t first, std::int64_t last) {
+                     for (std::int64_t q = first; q < last; ++q) {
+                       const std::int64_t i = q / g.inner, j = q % g.inner;
+                       reference_product(g, alpha, pa + matrix_offset(g.a, i, j),
+                                         pb + matrix_offset(g.b, i, j), beta,
+                                         pc + matrix_offset(g.c, i, j));
+                     }
+                   });
+    } else {
+      for (std::int64_t q = 0; q < count; ++q) {
+        const std::int64_t i = q / g.inner, j = q % g.inner;
+        T* out = pc + matrix_offset(g.c, i, j);
+        if (g.k == 0) {
+          // BLAS rejects the leading dimension of an empty inner dimension: c = beta * c.
+          for (std::int64_t r = 0; r < g.m; ++r)
+            for (std::int64_t s = 0; s < g.n; ++s)
+              out[r * g.c.ld + s] = beta == 0.0 ? T(0) : static_cast<T>(beta) * out[r * g.c.ld + s];
+          continue;
+        }
+        cpu::blas_gemm(g.transpose_a, g.transpose_b, g.m, g.n, g.k, static_cast<T>(alpha),
+                       pa + matrix_offset(g.a, i, j), g.a.ld, pb + matrix_offset(g.b, i, j),
+                       g.b.ld, static_cast<T>(beta), out, g.c.ld);
+      }
+    }
+  });
+}
+
+}  // namespace pfc

@@ -1,0 +1,121 @@
+// CPU LayerNorm over the last dimension of x [rows, width], as torch.nn.LayerNorm: each row's
+// mean and biased variance accumulated in f64 whatever the element type, so the f32 path is the
+// f64 one rounded once. On the OpenMP threads: the rows split for y and dx; the channels split
+// for dgamma and dbeta, so each channel's sum keeps its order (the same bits on any number of
+// threads).
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/cpu_kernel_support.h"
+#include "backend/operand_checks.h"
+#include "core/parallel_for.h"
+
+namespace pfc {
+namespace {
+
+std::int64_t row_grain(std::int64_t width) {
+  return std::max<std::int64_t>(1, kElementGrain / std::max<std::int64_t>(width, 1));
+}
+
+template <class T, class P>
+void forward(std::int64_t rows, std::int64_t width, const T* x, const P* gamma, const P* beta,
+             double eps, T* y, T* saved_mean, T* saved_invstd) {
+  parallel_for(rows, row_grain(width), [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t r = first; r < last; ++r) {
+      const T* xr = x + r * width;
+      double sum = 0.0;
+      for (std::int64_t c = 0; c < width; ++c) sum += xr[c];
+      const double mean = sum / static_cast<double>(width);
+      double squares = 0.0;
+      for (std::int64_t c = 0; c < width; ++c) {
+        const double d = xr[c] - mean;
+        squares += d * d;
+      }
+      const double invstd = 1.0 / std::sqrt(squares / static_cast<double>(width) + eps);
+      T* yr = y + r * width;
+      for (std::int64_t c = 0; c < width; ++c)
+        yr[c] = static_cast<T>((xr[c] - mean) * invstd * gamma[c] + beta[c]);
+      saved_mean[r] = static_cast<T>(mean);
+      saved_invstd[r] = static_cast<T>(invstd);
+    }
+  });
+}
+
+// dx = invstd * (g - mean(g) - xhat * mean(g * xhat)) with g = gamma * dy, per row.
+template <class T, class P>
+void backward(std::int64_t rows, std::int64_t width, const T* dy, const T* x, const P* gamma,
+              const T* saved_mean, const T* saved_invstd, T* dx, P* dgamma, P* dbeta) {
+  const double n = static_cast<double>(width);
+  std::vector<double> dg(width, 0.0), db(width, 0.0);
+  parallel_for(width, rows >= kElementGrain ? 1 : width, [&](std::int64_t c0, std::int64_t c1) {
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const double mean = saved_mean[r], invstd = saved_invstd[r];
+      for (std::int64_t c = c0; c < c1; ++c) {
+        const double g = dy[r * width + c];
+        dg[c] += g * (x[r * width + c] - mean) * invstd;
+        db[c] += g;
+      }
+    }
+  });
+  parallel_for(rows, row_grain(width), [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t r = first; r < last; ++r) {
+      const T* xr = x + r * width;
+      const T* dyr = dy + r * width;
+      const double mean = saved_mean[r], invstd = saved_invstd[r];
+      double sum_g = 0.0, sum_g_xhat = 0.0;
+      for (std::int64_t c = 0; c < width; ++c) {
+        const double g = static_cast<double>(gamma[c]) * dyr[c];
+        sum_g += g;
+        sum_g_xhat += g * (xr[c] - mean) * invstd;
+      }
+      T* dxr = dx + r * width;
+      for (std::int64_t c = 0; c < width; ++c) {
+        const double xhat = (xr[c] - mean) * invstd;
+        const double g = static_cast<double>(gamma[c]) * dyr[c];
+        dxr[c] = static_cast<T>(invstd * (g - sum_g / n - xhat * sum_g_xhat / n));
+      }
+    }
+  });
+  for (std::int64_t c = 0; c < width; ++c) {
+    dgamma[c] = static_cast<P>(dg[c]);
+    dbeta[c] = static_cast<P>(db[c]);
+  }
+}
+
+}  // namespace
+
+void CpuBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
+                                   double eps, Tensor& y, Tensor& saved_mean,
+                                   Tensor& saved_invstd) {
+  const char* op = "layernorm_forward";
+  const auto [rows, width] =
+      operand_check::layernorm_forward(rules_, x, gamma, beta, y, saved_mean, saved_invstd);
+  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+    using T = decltype(xt);
+    cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
+      using P = decltype(pt);
+      forward(rows, width, x.data<T>(), gamma.data<P>(), beta.data<P>(), eps, y.data<T>(),
+              saved_mean.data<T>(), saved_invstd.data<T>());
+    });
+  });
+}
+
+void CpuBackend::layernorm_backward(const Tensor& dy, const Tensor& x, const Tensor& gamma,
+                                    const Tensor& saved_mean, const Tensor& saved_invstd,
+                                    Tensor& dx, Tensor& dgamma, Tensor& dbeta) {
+  const char* op = "layernorm_backward";
+  const auto [rows, width] = operand_check::layernorm_backward(
+      rules_, dy, x, gamma, saved_mean, saved_invstd, dx, dgamma, dbeta);
+  cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
+    using T = decltype(xt);
+    cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
+      using P = decltype(pt);
+      backward(rows, width, dy.data<T>(), x.data<T>(), gamma.data<P>(), saved_mean.data<T>(),
+               saved_invstd.data<T>(), dx.data<T>(), dgamma.data<P>(), dbeta.data<P>());
+    });
+  });
+}
+
+}  // namespace pfc
