@@ -5,7 +5,7 @@
 #include <new>
 
 #include "core/error.h"
-#include "plan/host_memory.h"
+#include "core/host_memory.h"
 
 namespace pfc {
 
