@@ -162,7 +162,9 @@ odd image_absolute "to_outside $work/outside/7.jpg" "ijbc_face_tid_mid.txt' line
 mkdir -p "$work/bom"
 cp -r "$work/ijb/meta" "$work/bom/meta"
 ln -s "$work/ijb/loose_crop" "$work/bom/loose_crop"
-for f in "$work/bom/meta/"*.txt; do printf '\xef\xbb\xbf' | cat - "$f" >"$f.new" && mv "$f.new" "$f"; done
+for f in "$work/bom/meta/"*.txt; do
+  printf '\xef\xbb\xbf' | cat - "$f" >"$f.new" && mv "$f.new" "$f"
+done
 "$PFC" ijb "$work/run" "$work/bom" --output "$work/bom.h5" >"$work/bom.log" 2>&1 ||
   { fail "pfc ijb of meta files with a byte-order mark: exit code $?"; cat "$work/bom.log"; }
 [ "$(row "$work/bom.log" ijbc-IJBC)" = "$ours" ] || fail "a byte-order mark changes the table"
