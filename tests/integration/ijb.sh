@@ -134,7 +134,7 @@ odd() {
   mkdir -p "$root"
   cp -r "$work/ijb/meta" "$work/ijb/loose_crop" "$root/"
   (cd "$root" && eval "$edit")
-  expect_exit 2 "$name" "$@" -- timeout 60 "$PFC" ijb "$work/run" "$root" \
+  expect_exit 2 "$name" "$@" -- timeout -k 5 60 "$PFC" ijb "$work/run" "$root" \
     --output "$work/odd_$name.h5"
   [ -e "$work/odd_$name.h5" ] && fail "$name: an output was written"
 }
@@ -230,7 +230,7 @@ expect_exit 2 pack_photo_outside "landmarks_outside.txt' line $(wc -l <"$work/la
   "$PFC" pack "$work/photos" "$work/packed_bad/train" --landmarks "$work/landmarks_outside.txt"
 mkfifo "$work/photos/fifo.jpg"
 first_line fifo.jpg >"$work/landmarks_fifo.txt"
-expect_exit 2 pack_photo_fifo "line 1" "is a FIFO (named pipe)" -- timeout 60 \
+expect_exit 2 pack_photo_fifo "line 1" "is a FIFO (named pipe)" -- timeout -k 5 60 \
   "$PFC" pack "$work/photos" "$work/packed_bad/train" --landmarks "$work/landmarks_fifo.txt"
 rm "$work/photos/fifo.jpg"
 first_line "$(head -n 1 "$work/photos/landmarks.txt" | awk '{print $1}' | xargs dirname)" \
@@ -240,10 +240,10 @@ expect_exit 2 pack_photo_folder "line 1" "is a folder" -- \
 [ -e "$work/packed_bad" ] && fail "pack: a refused landmark file left output"
 # pfc embed of image files: a FIFO and a 1 GB file named as images are refused as what they are.
 mkfifo "$work/embed_fifo.jpg"
-expect_exit 2 embed_fifo "embed_fifo.jpg' is a FIFO (named pipe)" -- timeout 60 \
+expect_exit 2 embed_fifo "embed_fifo.jpg' is a FIFO (named pipe)" -- timeout -k 5 60 \
   "$PFC" embed "$work/run" "$work/embed_fifo.jpg" --output "$work/embed_fifo.h5"
 truncate -s 1G "$work/embed_1gb.jpg"
-expect_exit 2 embed_1gb "embed_1gb.jpg' holds 1073741824 bytes" "64 MiB" -- timeout 60 \
+expect_exit 2 embed_1gb "embed_1gb.jpg' holds 1073741824 bytes" "64 MiB" -- timeout -k 5 60 \
   "$PFC" embed "$work/run" "$work/embed_1gb.jpg" --output "$work/embed_1gb.h5"
 echo "pfc checks: $((SECONDS - start)) s"
 

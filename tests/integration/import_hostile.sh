@@ -30,7 +30,7 @@ ls -l "$m"
 run_import() {
   local name=$1 model=$2
   shift 2
-  /usr/bin/time -f %M -o "$work/$name.rss" timeout "${seconds:-60}" \
+  /usr/bin/time -f %M -o "$work/$name.rss" timeout -k 5 "${seconds:-60}" \
     "$PFC" import "$model" "$work/out_$name" --config input/smoke.toml "$@"
 }
 run_import genuine "$m/genuine.pt" >"$work/genuine.log" 2>&1 ||
