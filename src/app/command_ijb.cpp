@@ -49,6 +49,7 @@ struct IjbOptions {
   std::int64_t batch_size = 64;
   int threads = 0;
   bool fp16 = false;
+  bool images_outside_root = false;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -139,7 +140,8 @@ int run_ijb(const IjbOptions& options) {
   // Every rank aligns images, so every rank reads the image lists; the pairs are rank 0's.
   auto start = Clock::now();
   check_batch_input_fits(options.batch_size, backbone.image_size(), 2);
-  const IjbImages images = read_ijb_images(files, backbone.image_size());
+  const IjbImages images =
+      read_ijb_images(files, backbone.image_size(), options.images_outside_root);
   check_template_weights(images, files, leader);
   const IjbPairs pairs = leader ? read_ijb_pairs(files, images.templates) : IjbPairs{};
   IjbImageSource source(files, images, backbone.image_size(), options.batch_size, threads);
@@ -226,6 +228,9 @@ CommandRunner add_ijb_command(CLI::App& app) {
                   "shared by its ranks)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--fp16", options->fp16, "f16 activations (cuda); f32 otherwise");
+  cmd->add_flag("--images-outside-root", options->images_outside_root,
+                "read image names that lead outside ROOT (absolute paths elsewhere, '../'); "
+                "refused by default");
   return [options] { return run_ijb(*options); };
 }
 

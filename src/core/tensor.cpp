@@ -41,7 +41,13 @@ std::int64_t shape_numel(const Shape& shape) {
   return n;
 }
 
-std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+std::string shape_string(const Shape& shape) {
+  // A shape from a file may have any number of dimensions: a message names the first few.
+  constexpr std::size_t kNamed = 8;
+  if (shape.size() <= 2 * kNamed) return fmt::format("[{}]", fmt::join(shape, ", "));
+  const Shape first(shape.begin(), shape.begin() + kNamed);
+  return fmt::format("[{}, ... {} dimensions in all]", fmt::join(first, ", "), shape.size());
+}
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Allocator& allocator,
                      MemoryPurpose purpose) {

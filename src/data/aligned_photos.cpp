@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "data/field_file.h"
 
 namespace pfc {
@@ -18,6 +19,15 @@ std::string canonical_key(const fs::path& path) {
   std::error_code ec;
   const fs::path canonical = fs::weakly_canonical(path, ec);
   return (ec ? path.lexically_normal() : canonical).string();
+}
+
+// Whether `path` names something inside `folder`, by the names alone (".." and absolute paths
+// resolved; links are not followed: the packer walks the folder's own entries).
+bool lies_under(const fs::path& path, const fs::path& folder) {
+  const fs::path relative =
+      fs::absolute(path).lexically_normal().lexically_relative(
+          fs::absolute(folder).lexically_normal());
+  return !relative.empty() && *relative.begin() != "..";
 }
 
 }  // namespace
@@ -53,8 +63,12 @@ AlignedPhotos::AlignedPhotos(const std::string& landmark_file, const std::string
     std::string why;
     if (!fit_similarity(points, crop_points, to_crop, why)) in.fail(why);
     const fs::path photo = fs::path(image_dir) / fs::path(name);
-    if (!fs::is_regular_file(photo))
-      in.fail(fmt::format("photo '{}' does not exist", photo.string()));
+    if (!lies_under(photo, image_dir))
+      in.fail(fmt::format("photo '{}' lies outside the photo folder '{}', which is all pfc pack "
+                          "reads: its line would be ignored",
+                          photo.string(), image_dir));
+    if (const std::string kind = non_file_kind(photo); !kind.empty())
+      in.fail(fmt::format("photo '{}' {}", photo.string(), kind));
     const std::string key = canonical_key(photo);
     const auto [at, inserted] = line_of.emplace(key, in.line_number());
     if (!inserted)

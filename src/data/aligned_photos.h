@@ -2,8 +2,9 @@
 // image_size x image_size training records the way insightface aligns faces (data/face_align.h)
 // and stored as JPEGs of quality 95. FILE holds a line per photo,
 //   path x1 y1 x2 y2 x3 y3 x4 y4 x5 y5
-// the photo (relative to IMAGE_DIR, or absolute; the last ten fields are the landmarks, so a
-// path may hold spaces) and its landmarks in insightface's order: left eye, right eye, nose
+// the photo (relative to IMAGE_DIR, or absolute inside it: a line naming a photo outside
+// IMAGE_DIR is refused, as pack would never read it; the last ten fields are the landmarks, so
+// a path may hold spaces) and its landmarks in insightface's order: left eye, right eye, nose
 // tip, left and right mouth corner, in pixels of the photo. A photo of IMAGE_DIR without a
 // line is left out with a warning, as an unreadable one is.
 #pragma once
@@ -23,7 +24,8 @@ namespace pfc {
 class AlignedPhotos final : public PackedImageMaker {
  public:
   // Reads and checks every line of FILE (field count, numbers, finite landmarks that give a
-  // similarity transform, a photo that exists, no photo twice): a UsageError names the line.
+  // similarity transform, a photo in IMAGE_DIR that is a regular file, no photo twice): a
+  // UsageError names the line.
   AlignedPhotos(const std::string& landmark_file, const std::string& image_dir,
                 std::int64_t image_size);
 

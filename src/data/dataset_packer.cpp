@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 #include "core/error.h"
 #include "data/face_image_decoder.h"
+#include "data/image_file.h"
 #include "data/image_record.h"
 #include "data/recordio.h"
 
@@ -29,9 +28,11 @@ struct Identity {
 };
 
 std::vector<std::uint8_t> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot read {}", path.string()));
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::vector<std::uint8_t> bytes;
+  std::string why;
+  if (!read_image_file(path, bytes, why))
+    throw Error(fmt::format("'{}' changed since it was checked: it {}", path.string(), why));
+  return bytes;
 }
 
 std::vector<fs::path> sorted_entries(const fs::path& dir) {
@@ -47,6 +48,7 @@ std::vector<Identity> scan(const fs::path& image_dir, std::int64_t image_size,
                            PackedImageMaker* maker, PackSummary& summary) {
   FaceImageDecoder decoder(image_size);
   std::vector<float> scratch(static_cast<std::size_t>(image_size * image_size * 3));
+  std::vector<std::uint8_t> bytes;
   std::vector<Identity> identities;
   std::int64_t not_jpeg = 0;
   for (const fs::path& folder : sorted_entries(image_dir)) {
@@ -59,7 +61,8 @@ std::vector<Identity> scan(const fs::path& image_dir, std::int64_t image_size,
       }
       std::string why;
       if (maker ? !maker->check(file, why)
-                : !decoder.decode(read_file(file), false, scratch.data(), why)) {
+                : !(read_image_file(file, bytes, why) &&
+                    decoder.decode(bytes, false, scratch.data(), why))) {
         spdlog::warn("leaving out {}: {}", file.string(), why);
         ++summary.left_out;
         continue;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 
@@ -9,16 +12,49 @@
 
 namespace pfc {
 
+namespace {
+
+constexpr std::size_t kMaxLine = std::size_t{1} << 20;
+constexpr std::size_t kChunk = std::size_t{1} << 16;
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
+}  // namespace
+
 FieldFile::FieldFile(std::string path, std::string what)
-    : path_(std::move(path)), what_(std::move(what)), in_(path_) {
-  if (!in_)
-    throw UsageError(fmt::format("{} '{}' cannot be read: {}", what_, path_,
-                                 std::strerror(errno)));
+    : path_(std::move(path)), what_(std::move(what)),
+      file_(InputFile::open_or_refuse(path_, what_)) {}
+
+bool FieldFile::read_line() {
+  line_.clear();
+  while (true) {
+    const std::size_t end = buffer_.find('\n', buffer_at_);
+    const std::size_t stop = end == std::string::npos ? buffer_.size() : end;
+    line_.append(buffer_, buffer_at_, stop - buffer_at_);
+    buffer_at_ = end == std::string::npos ? buffer_.size() : end + 1;
+    if (line_.size() > kMaxLine) {
+      ++line_number_;
+      fail("the line is longer than 1 MiB: not a list of records");
+    }
+    if (end != std::string::npos) return true;
+    if (at_end_) return !line_.empty();
+    buffer_.resize(kChunk);
+    ssize_t n;
+    do {
+      n = ::pread(file_.fd(), buffer_.data(), kChunk, static_cast<off_t>(file_offset_));
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) fail(fmt::format("reading failed: {}", std::strerror(errno)));
+    buffer_.resize(static_cast<std::size_t>(n));
+    buffer_at_ = 0;
+    file_offset_ += static_cast<std::uint64_t>(n);
+    at_end_ = n == 0;
+  }
 }
 
 bool FieldFile::next() {
-  while (std::getline(in_, line_)) {
+  while (read_line()) {
     ++line_number_;
+    if (line_number_ == 1 && line_.starts_with(kByteOrderMark))
+      line_.erase(0, kByteOrderMark.size());
     if (!line_.empty() && line_.back() == '\r') line_.pop_back();
     fields_.clear();
     std::size_t i = 0;
@@ -30,7 +66,6 @@ bool FieldFile::next() {
     }
     if (!fields_.empty()) return true;
   }
-  if (in_.bad()) fail(fmt::format("reading failed: {}", std::strerror(errno)));
   return false;
 }
 

@@ -1,21 +1,26 @@
 // Text files that hold one record a line in fields separated by spaces or tabs (insightface's
 // IJB meta files, landmark lists for `pfc pack --landmarks`): read a line at a time, numbers
 // parsed whole (a field "12x" is not 12), and every problem a UsageError that names the file
-// and the line. Blank lines are skipped, a trailing carriage return ignored.
+// and the line. Blank lines are skipped, a trailing carriage return ignored, and a UTF-8
+// byte-order mark at the start of the file (which editors on Windows write, and which would
+// otherwise be part of the first field) is skipped. The file is opened as core/input_file.h
+// opens untrusted files (a folder or a FIFO is refused as what it is), and a line longer than
+// 1 MiB is refused: these are lists of short records.
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/input_file.h"
 
 namespace pfc {
 
 class FieldFile {
  public:
   // `what` names the file's role in messages ("the pair list"). Throws UsageError when the
-  // file cannot be opened.
+  // file cannot be opened or is not a regular file.
   FieldFile(std::string path, std::string what);
 
   // The next record's fields; false at the end of the file.
@@ -41,10 +46,16 @@ class FieldFile {
   // float take it).
   template <class T>
   T parse(std::size_t index, const char* name, const char* what) const;
+  // The next line into line_ (without its '\n'); false at the end of the file.
+  bool read_line();
 
   std::string path_;
   std::string what_;
-  std::ifstream in_;
+  InputFile file_;
+  std::string buffer_;  // read ahead of line_
+  std::size_t buffer_at_ = 0;
+  std::uint64_t file_offset_ = 0;
+  bool at_end_ = false;
   std::string line_;
   std::vector<std::string_view> fields_;
   std::int64_t line_number_ = 0;

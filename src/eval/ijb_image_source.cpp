@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <filesystem>
 #include <thread>
 
@@ -41,10 +42,16 @@ void IjbImageSource::prepare(std::int64_t begin, std::int64_t end) {
       const std::string path =
           (std::filesystem::path(files_.loose_crop) / images_.names[at]).string();
       errors_[slot].clear();
-      if (!cropper.crop(path, images_.to_crop[at], crops_.data() + slot * pixels,
-                        errors_[slot]) &&
-          errors_[slot].empty())
-        errors_[slot] = "does not decode";
+      // An exception must not leave a helper thread (that would abort the process): it is
+      // this image's failure.
+      try {
+        if (!cropper.crop(path, images_.to_crop[at], crops_.data() + slot * pixels,
+                          errors_[slot]) &&
+            errors_[slot].empty())
+          errors_[slot] = "does not decode";
+      } catch (const std::exception& e) {
+        errors_[slot] = e.what();
+      }
     }
   };
   const auto threads =

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "data/field_file.h"
 
 namespace pfc {
@@ -43,11 +44,12 @@ IjbFiles ijb_files(const std::string& root, IjbTarget target) {
     throw UsageError(fmt::format("IJB root '{}' is not a folder", root));
   for (const std::string* file :
        {&files.face_tid_mid, &files.name_5pts_score, &files.template_pair_label})
-    if (!fs::is_regular_file(*file))
-      throw UsageError(fmt::format("'{}' is missing: an {} root holds meta/{}_face_tid_mid.txt, "
-                                   "meta/{}_name_5pts_score.txt, meta/{}_template_pair_label.txt "
-                                   "and loose_crop/",
-                                   *file, ijb_target_name(target), t, t, t));
+    if (const std::string kind = non_file_kind(*file); !kind.empty())
+      throw UsageError(fmt::format("'{}' {}: an {} root holds the files "
+                                   "meta/{}_face_tid_mid.txt, meta/{}_name_5pts_score.txt, "
+                                   "meta/{}_template_pair_label.txt and the folder loose_crop/",
+                                   *file, kind == "does not exist" ? "is missing" : kind,
+                                   ijb_target_name(target), t, t, t));
   if (!fs::is_directory(files.loose_crop))
     throw UsageError(fmt::format("'{}' is missing: the images of {} are in ROOT/loose_crop/",
                                  files.loose_crop, ijb_target_name(target)));
@@ -56,12 +58,27 @@ IjbFiles ijb_files(const std::string& root, IjbTarget target) {
 
 namespace {
 
-void read_templates_and_medias(const IjbFiles& files, IjbImages& images) {
+// Whether the image `name` of loose_crop/ lies under ROOT, by the names alone.
+bool under_root(const IjbFiles& files, const std::string& name) {
+  const fs::path root = fs::absolute(files.root).lexically_normal();
+  const fs::path image = fs::absolute(fs::path(files.loose_crop) / name).lexically_normal();
+  const fs::path relative = image.lexically_relative(root);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+void read_templates_and_medias(const IjbFiles& files, bool images_outside_root,
+                               IjbImages& images) {
   FieldFile in(files.face_tid_mid, "image list");
   std::unordered_map<std::string, std::int64_t> line_of;
   while (in.next()) {
     in.expect_fields(3, "image_name template_id media_id");
     std::string name(in.fields()[0]);
+    if (!images_outside_root && !under_root(files, name))
+      in.fail(fmt::format("image '{}' lies outside the IJB root '{}' ({}); pfc ijb reads only "
+                          "the images under it unless --images-outside-root is given",
+                          name, files.root,
+                          fs::path(name).is_absolute() ? "an absolute path"
+                                                        : "its '..' steps lead out"));
     const auto [at, inserted] = line_of.emplace(name, in.line_number());
     if (!inserted)
       in.fail(fmt::format("image '{}' is listed a second time (first on line {})", name,
@@ -114,9 +131,10 @@ void read_landmarks(const IjbFiles& files, std::int64_t image_size, IjbImages& i
 
 }  // namespace
 
-IjbImages read_ijb_images(const IjbFiles& files, std::int64_t image_size) {
+IjbImages read_ijb_images(const IjbFiles& files, std::int64_t image_size,
+                          bool images_outside_root) {
   IjbImages images;
-  read_templates_and_medias(files, images);
+  read_templates_and_medias(files, images_outside_root, images);
   read_landmarks(files, image_size, images);
   images.templates = images.template_ids;
   std::sort(images.templates.begin(), images.templates.end());

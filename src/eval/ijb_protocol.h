@@ -45,7 +45,12 @@ struct IjbImages {
   std::int64_t size() const { return static_cast<std::int64_t>(names.size()); }
 };
 
-IjbImages read_ijb_images(const IjbFiles& files, std::int64_t image_size);
+// An image name is a path under ROOT/loose_crop/; one that leads outside ROOT (an absolute
+// path elsewhere, or "../" steps) is refused with its line, unless `images_outside_root` (the
+// user's --images-outside-root) allows it: a list from elsewhere must not make pfc read files
+// it was not pointed at.
+IjbImages read_ijb_images(const IjbFiles& files, std::int64_t image_size,
+                          bool images_outside_root = false);
 
 // Pairs as indices into IjbImages::templates: 9 bytes a pair (IJB-C's 15.7 million: 141 MB).
 struct IjbPairs {

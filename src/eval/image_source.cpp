@@ -7,11 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <vector>
 
 #include "core/error.h"
+#include "core/input_file.h"
+#include "data/image_file.h"
 
 namespace pfc {
 
@@ -85,7 +86,8 @@ FileImageSource::FileImageSource(const std::vector<std::string>& paths, std::int
       continue;
     }
     if (!fs::is_directory(given, ec))
-      throw UsageError(fmt::format("'{}' is neither an image file nor a folder", given));
+      throw UsageError(fmt::format("'{}' {}: name image files or folders of them", given,
+                                   non_file_kind(given)));
     std::vector<std::string> found;
     std::map<std::string, std::int64_t> skipped;
     for (const auto& entry : fs::recursive_directory_iterator(given)) {
@@ -109,9 +111,9 @@ FileImageSource::FileImageSource(const std::vector<std::string>& paths, std::int
 }
 
 void FileImageSource::decode(std::int64_t i, float* out) {
-  std::ifstream in(path(i), std::ios::binary);
-  bytes_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) throw UsageError(fmt::format("{} cannot be read", describe(i)));
+  std::string why;
+  if (!read_image_file(path(i), bytes_, why))
+    throw UsageError(fmt::format("{} {}", describe(i), why));
   decode_or_refuse(decoder_, bytes_, out, describe(i));
 }
 

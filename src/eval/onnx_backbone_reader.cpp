@@ -6,11 +6,13 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -30,20 +32,36 @@ std::string shape_of(const onnx::TensorProto& t) {
   return shape_string(dims);
 }
 
+// A constant's element count; nullopt for a negative dimension or a count beyond 64 bits.
+std::optional<std::int64_t> element_count(const onnx::TensorProto& t) {
+  std::int64_t n = 1;
+  for (const std::int64_t d : t.dims()) {
+    if (d < 0) return std::nullopt;
+    if (d == 0) n = 0;
+    if (n != 0 && d > std::numeric_limits<std::int64_t>::max() / n) return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
 class GraphMatcher final : public InferenceGraph {
  public:
   GraphMatcher(const onnx::GraphProto& graph, const std::filesystem::path& file,
                const Backbone& network)
       : graph_(graph), file_(file), network_(network), matched_(graph.node_size(), false) {
     for (const onnx::TensorProto& t : graph.initializer()) constants_[t.name()] = &t;
+    std::unordered_map<std::string, int> alias_node;  // an alias's value -> the node making it
     for (int i = 0; i < graph.node_size(); ++i) {
       const onnx::NodeProto& node = graph.node(i);
-      if (kAliasOps.count(node.op_type()) && node.input_size() >= 1 && node.output_size() >= 1)
+      if (kAliasOps.count(node.op_type()) && node.input_size() >= 1 && node.output_size() >= 1) {
         alias_[node.output(0)] = node.input(0);
+        alias_node[node.output(0)] = i;
+      }
       if (node.op_type() == "Constant" && node.output_size() == 1)
         for (const onnx::AttributeProto& a : node.attribute())
           if (a.name() == "value" && a.has_t()) constants_[node.output(0)] = &a.t();
     }
+    resolve_aliases(alias_node);
     for (int i = 0; i < graph.node_size(); ++i)
       for (const std::string& input : graph.node(i).input())
         if (!input.empty()) consumers_[resolve(input)].push_back(i);
@@ -142,7 +160,11 @@ class GraphMatcher final : public InferenceGraph {
     const onnx::TensorProto& t = constant(node.input(1), slope, node);
     // torch.onnx gives the slopes as [C, 1, 1] to broadcast over the image.
     Shape dims(t.dims().begin(), t.dims().end());
-    const bool per_channel = shape_numel(dims) == slope.value.numel() &&
+    const std::optional<std::int64_t> count = element_count(t);
+    if (!count)
+      mismatch(node, slope, fmt::format("slopes {}, whose element count is not a 64-bit count",
+                                        shape_of(t)));
+    const bool per_channel = *count == slope.value.numel() &&
                              (dims.empty() || dims[0] == slope.value.numel() ||
                               (dims.size() == 4 && dims[1] == slope.value.numel()));
     if (!per_channel)
@@ -245,9 +267,41 @@ class GraphMatcher final : public InferenceGraph {
                      found.empty() ? "nothing else" : fmt::format("{}", fmt::join(found, ", "))));
   }
 
-  std::string resolve(std::string v) const {
-    for (auto it = alias_.find(v); it != alias_.end(); it = alias_.find(v)) v = it->second;
-    return v;
+  // The value each alias stands for, once for all (each alias is followed once, so a chain of
+  // N takes N steps); aliases that feed each other are a cycle no value ends, refused.
+  void resolve_aliases(const std::unordered_map<std::string, int>& alias_node) {
+    for (const auto& alias_and_input : alias_) {
+      const std::string& start = alias_and_input.first;
+      if (resolved_.count(start)) continue;
+      std::vector<std::string> chain;  // aliases walked from start, not yet resolved
+      std::unordered_map<std::string, std::size_t> on_chain;
+      std::string v = start;
+      while (alias_.count(v) && !resolved_.count(v)) {
+        if (const auto seen = on_chain.find(v); seen != on_chain.end()) {
+          std::vector<std::string> nodes;
+          for (std::size_t k = seen->second; k < chain.size(); ++k) {
+            const onnx::NodeProto& node = graph_.node(alias_node.at(chain[k]));
+            nodes.push_back(fmt::format("{} '{}'", node.op_type(), node.name()));
+            if (nodes.size() == 8 && chain.size() - k > 1) {
+              nodes.push_back(fmt::format("and {} more", chain.size() - k - 1));
+              break;
+            }
+          }
+          fail(fmt::format("its nodes {} feed each other in a cycle: no value comes out of them",
+                           fmt::join(nodes, ", ")));
+        }
+        on_chain.emplace(v, chain.size());
+        chain.push_back(v);
+        v = alias_.at(v);
+      }
+      const std::string end = resolved_.count(v) ? resolved_.at(v) : v;
+      for (const std::string& alias : chain) resolved_[alias] = end;
+    }
+  }
+
+  std::string resolve(const std::string& v) const {
+    const auto it = resolved_.find(v);
+    return it == resolved_.end() ? v : it->second;
   }
 
   GraphValue value(const std::string& onnx_name) {
@@ -465,7 +519,8 @@ class GraphMatcher final : public InferenceGraph {
   const Backbone& network_;
   std::vector<bool> matched_;
   std::map<std::string, const onnx::TensorProto*> constants_;  // initializers, Constant nodes
-  std::map<std::string, std::string> alias_;                   // Identity / Dropout outputs
+  std::unordered_map<std::string, std::string> alias_;         // Identity / Dropout outputs
+  std::unordered_map<std::string, std::string> resolved_;      // alias -> the value it is
   std::map<std::string, std::vector<int>> consumers_;          // value -> nodes taking it
   std::vector<std::string> values_;                            // GraphValue id -> value
   std::map<std::int64_t, Tensor> conv_bias_;  // a Conv's bias, until its batch norm takes it
@@ -474,20 +529,22 @@ class GraphMatcher final : public InferenceGraph {
   std::string last_tensor_ = "the images";
 };
 
-onnx::ModelProto read_model(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("cannot open '{}'", file.string()));
+onnx::ModelProto read_model(const std::filesystem::path& file, const InputFileLimit& limit) {
+  const InputFile in = InputFile::open_or_refuse(file, "an ONNX model", limit);
   onnx::ModelProto model;
-  if (!model.ParseFromIstream(&in) || !model.has_graph() || model.graph().node_size() == 0)
-    throw UsageError(fmt::format("'{}' is not an ONNX model (protobuf ModelProto with a graph)",
+  if (!model.ParseFromFileDescriptor(in.fd()) || !model.has_graph() ||
+      model.graph().node_size() == 0)
+    throw UsageError(fmt::format("'{}' is not an ONNX model (protobuf ModelProto with a graph), "
+                                 "nor a PyTorch state_dict (a zip archive)",
                                  file.string()));
   return model;
 }
 
 }  // namespace
 
-OnnxBackbone read_onnx_backbone(const std::filesystem::path& file, const Backbone& network) {
-  const onnx::ModelProto model = read_model(file);
+OnnxBackbone read_onnx_backbone(const std::filesystem::path& file, const Backbone& network,
+                                const InputFileLimit& limit) {
+  const onnx::ModelProto model = read_model(file, limit);
   GraphMatcher matcher(model.graph(), file, network);
   const GraphValue images = matcher.input();
   return matcher.finish(network.trace(matcher, images));

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/input_file.h"
 #include "core/named_tensor.h"
 #include "model/backbone.h"
 
@@ -31,8 +32,10 @@ struct OnnxBackbone {
 };
 
 // Throws a UsageError naming the file and the network's first tensor that has no counterpart
-// in the graph (another network, embedding size or layout), or what is unreadable (not an
-// ONNX model, weights stored outside the file or in another element type).
-OnnxBackbone read_onnx_backbone(const std::filesystem::path& file, const Backbone& network);
+// in the graph (another network, embedding size or layout), or what is unreadable (not a
+// regular file within `limit`, not an ONNX model, weights stored outside the file or in
+// another element type, dimensions that overflow, Identity nodes that feed each other).
+OnnxBackbone read_onnx_backbone(const std::filesystem::path& file, const Backbone& network,
+                                const InputFileLimit& limit = {});
 
 }  // namespace pfc

@@ -80,6 +80,9 @@ class Parser {
       const std::size_t at = pos_;
       if (at >= data_.size())
         fail(at, "the pickle ends without STOP: the file is truncated");
+      if (++opcodes_ > vocabulary_.max_opcodes)
+        fail(at, fmt::format("more than {} opcodes, {}", vocabulary_.max_opcodes,
+                             vocabulary_.opcode_bound));
       const std::uint8_t code = take(1, at, "an opcode")[0];
       if (at > 0 && code == 0x80) fail(at, "PROTO appears again after the start");
       if (apply(code, at)) break;
@@ -578,6 +581,7 @@ class Parser {
   std::span<const std::uint8_t> data_;
   const PickleVocabulary& vocabulary_;
   std::size_t pos_ = 0;
+  std::size_t opcodes_ = 0;
   std::size_t frame_end_ = kNoFrame;
   PickleDocument doc_;
   std::vector<std::size_t> stack_;

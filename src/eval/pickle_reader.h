@@ -64,6 +64,10 @@ struct PickleVocabulary {
   bool objects = false;              // None, long integers, dicts
   std::vector<std::string> globals;  // "module.name" a GLOBAL may name (needs objects)
   bool persistent_ids = false;       // BINPERSID
+  // At most this many opcodes (each adds at most one object or stack entry, so this bounds
+  // the memory a parse takes): a pickle beyond it is refused at that opcode, naming the bound.
+  std::size_t max_opcodes = SIZE_MAX;
+  std::string opcode_bound;  // how messages name max_opcodes' reason
 };
 
 struct PickleDocument {
@@ -83,7 +87,8 @@ struct PickleDocument {
 
 // Parses a whole pickle (nothing may follow its STOP). Throws a UsageError that says what is
 // wrong and at which byte: a refused opcode by name, a truncated argument, an unbalanced MARK,
-// an unknown memo key, a frame that does not end where it says.
+// an unknown memo key, a frame that does not end where it says, more opcodes than the
+// vocabulary's max_opcodes.
 PickleDocument parse_pickle(std::span<const std::uint8_t> data,
                             const PickleVocabulary& vocabulary = {});
 

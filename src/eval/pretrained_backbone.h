@@ -19,9 +19,12 @@ struct PretrainedBackbone {
 
 // Reads `path` and loads its backbone into `network` once every tensor is checked to be
 // exactly the network's (model/backbone_state.h: a UsageError naming the first that differs:
-// another network, embedding size or layout). PyTorch's batch-norm counters
-// (num_batches_tracked) are dropped: pfc's batch norms use a fixed momentum. Throws a
-// UsageError naming the path for anything unreadable.
+// another network, embedding size or layout) and finite (a NaN or an infinity names the
+// tensor). PyTorch's batch-norm counters (num_batches_tracked) are dropped: pfc's batch norms
+// use a fixed momentum. A file's kind is told by its first bytes, not its name; a model file is
+// opened only when it is a regular file within the bounds its network sets
+// (eval/model_file_limits.h), and a state_dict's names and shapes are checked before its
+// storages are read. Throws a UsageError naming the path for anything unreadable.
 PretrainedBackbone load_pretrained_backbone(Backbone& network, const std::filesystem::path& path);
 
 }  // namespace pfc

@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 #include "core/half.h"
@@ -45,7 +46,7 @@ const StorageType* find_storage_type(const std::string& name) {
   return nullptr;
 }
 
-PickleVocabulary state_dict_vocabulary() {
+PickleVocabulary state_dict_vocabulary(const TorchStateDictLimits& limits) {
   PickleVocabulary v;
   v.file_kind = "a PyTorch state_dict (data.pkl)";
   v.contents = "an OrderedDict of tensors: names, integers, tuples, dicts, the calls of "
@@ -54,27 +55,35 @@ PickleVocabulary state_dict_vocabulary() {
   v.persistent_ids = true;
   v.globals = {kOrderedDict, kRebuildTensor};
   for (const StorageType& t : kStorageTypes) v.globals.emplace_back(t.name);
+  v.max_opcodes = limits.pickle_opcodes;
+  v.opcode_bound = fmt::format("more than a state_dict of {} holds", limits.bound);
   return v;
 }
 
-// One storage of the archive, read once however many tensors view it.
-struct Storage {
-  const StorageType* type = nullptr;
-  std::int64_t numel = 0;
-  std::vector<std::uint8_t> bytes;
-};
+using Entry = TorchStateDict::Entry;
+using Storage = TorchStateDict::Storage;
 
-class StateDictReader {
+// The pickle's tensors and storages, checked against the archive's directory; no storage is
+// read.
+class PickleIndex {
  public:
-  explicit StateDictReader(const std::filesystem::path& file) : file_(file), archive_(file) {
+  PickleIndex(const std::filesystem::path& file, const ZipArchive& archive,
+              const TorchStateDictLimits& limits)
+      : file_(file), archive_(archive), limits_(limits) {
     prefix_ = find_prefix();
     check_byte_order();
-    pickle_ = archive_.read(prefix_ + "data.pkl");
+    const std::string pickle_entry = prefix_ + "data.pkl";
+    const std::uint64_t pickle_size = archive_.size(pickle_entry);
+    if (pickle_size > limits.pickle_bytes)
+      fail(fmt::format("its {} holds {} bytes, more than the {} a state_dict of {} needs",
+                       pickle_entry, pickle_size, byte_count_text(limits.pickle_bytes),
+                       limits.bound));
+    pickle_ = archive_.read(pickle_entry);
   }
 
-  std::vector<NamedTensor> read() {
+  void index(std::vector<Entry>& entries, std::map<std::string, Storage>& storages) {
     try {
-      doc_ = parse_pickle(pickle_, state_dict_vocabulary());
+      doc_ = parse_pickle(pickle_, state_dict_vocabulary(limits_));
     } catch (const UsageError& e) {
       fail(fmt::format("{}data.pkl: {}", prefix_, e.what()));
     }
@@ -84,7 +93,6 @@ class StateDictReader {
                        describe(root)));
     if (root.kind == Kind::call && !doc_.at(root.items[1]).items.empty())
       fail("its OrderedDict is made with arguments; a state_dict's has none");
-    std::vector<NamedTensor> tensors;
     std::set<std::string> names;
     for (const auto& [key, value] : root.entries) {
       const PickleObject& name = doc_.at(key);
@@ -92,9 +100,8 @@ class StateDictReader {
         fail(fmt::format("a state_dict key is {}, not a name", describe(name)));
       if (!names.insert(name.text).second)
         fail(fmt::format("tensor '{}' appears twice", name.text));
-      tensors.push_back({name.text, tensor(name.text, doc_.at(value))});
+      entries.push_back(tensor(name.text, doc_.at(value), storages));
     }
-    return tensors;
   }
 
  private:
@@ -134,11 +141,13 @@ class StateDictReader {
   void check_byte_order() const {
     const std::string entry = prefix_ + "byteorder";
     if (!archive_.contains(entry)) return;
+    if (archive_.size(entry) > 16)
+      fail(fmt::format("its byteorder entry holds {} bytes; pfc reads 'little'",
+                       archive_.size(entry)));
     const std::vector<std::uint8_t> bytes = archive_.read(entry);
     const std::string order(bytes.begin(), bytes.end());
     if (order != "little")
-      fail(fmt::format("its byteorder is '{}'; pfc reads little-endian storages",
-                       order.substr(0, 16)));
+      fail(fmt::format("its byteorder is '{}'; pfc reads little-endian storages", order));
   }
 
   std::int64_t integer(const std::string& tensor, const PickleObject& o,
@@ -159,7 +168,8 @@ class StateDictReader {
   }
 
   // _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks).
-  Tensor tensor(const std::string& name, const PickleObject& value) {
+  Entry tensor(const std::string& name, const PickleObject& value,
+               std::map<std::string, Storage>& storages) const {
     if (!is_call_of(value, kRebuildTensor))
       fail(name, fmt::format("it is {}, not a tensor ({})", describe(value), kRebuildTensor));
     const PickleObject& args = doc_.at(value.items[1]);
@@ -170,18 +180,25 @@ class StateDictReader {
     const PickleObject& hooks = doc_.at(args.items[5]);
     if (!is_call_of(hooks, kOrderedDict) || !hooks.entries.empty())
       fail(name, "it carries backward hooks; a state_dict's tensors have none");
-    Storage& storage = storage_of(name, doc_.at(args.items[0]));
-    const std::int64_t offset = integer(name, doc_.at(args.items[1]), "storage offset");
-    const Shape shape = integers(name, doc_.at(args.items[2]), "size");
-    const std::vector<std::int64_t> stride = integers(name, doc_.at(args.items[3]), "stride");
-    if (stride.size() != shape.size())
-      fail(name, fmt::format("its size {} and stride ({} values) disagree", shape_string(shape),
-                             stride.size()));
-    return gather(name, storage, offset, shape, stride);
+    Entry entry;
+    entry.name = name;
+    const auto [key, storage] = storage_of(name, doc_.at(args.items[0]), storages);
+    entry.storage = key;
+    entry.dtype = storage.stored == DType::i64 ? DType::i64 : DType::f32;
+    entry.offset = integer(name, doc_.at(args.items[1]), "storage offset");
+    entry.shape = integers(name, doc_.at(args.items[2]), "size");
+    entry.stride = integers(name, doc_.at(args.items[3]), "stride");
+    if (entry.stride.size() != entry.shape.size())
+      fail(name, fmt::format("its size {} and stride ({} values) disagree",
+                             shape_string(entry.shape), entry.stride.size()));
+    check_view(entry, storage);
+    return entry;
   }
 
-  // ('storage', torch.XStorage, key, location, numel): the archive entry data/<key>.
-  Storage& storage_of(const std::string& name, const PickleObject& id) {
+  // ('storage', torch.XStorage, key, location, numel): the archive entry data/<key>, checked
+  // against its size in the archive and the limit before anything is read.
+  std::pair<std::string, Storage> storage_of(const std::string& name, const PickleObject& id,
+                                             std::map<std::string, Storage>& storages) const {
     if (id.kind != Kind::persistent_id)
       fail(name, fmt::format("its storage is {}, not a storage id", describe(id)));
     const PickleObject& record = doc_.at(id.items[0]);
@@ -201,14 +218,14 @@ class StateDictReader {
                              "torch.HalfStorage (float16) and torch.LongStorage (int64)",
                              type_name.text));
     const std::int64_t numel = integer(name, doc_.at(record.items[4]), "storage's numel");
-    const auto found = storages_.find(key.text);
-    if (found != storages_.end()) {
-      if (found->second.type != type || found->second.numel != numel)
+    const std::string entry = prefix_ + "data/" + key.text;
+    const auto found = storages.find(entry);
+    if (found != storages.end()) {
+      if (found->second.stored != *type->stored || found->second.numel != numel)
         fail(name, fmt::format("storage '{}' is named again as another type or size",
                                key.text));
-      return found->second;
+      return *found;
     }
-    const std::string entry = prefix_ + "data/" + key.text;
     if (!archive_.contains(entry))
       fail(name, fmt::format("its storage {} is not in the archive", entry));
     // Checked before reading: an absurd numel must not become an allocation.
@@ -219,103 +236,122 @@ class StateDictReader {
                              "file is truncated or damaged",
                              entry, bytes, numel, type->element_size,
                              static_cast<double>(numel) * static_cast<double>(type->element_size)));
+    if (bytes > limits_.storage_bytes)
+      fail(name, fmt::format("its storage {} holds {} bytes, more than the {} of {}: no tensor "
+                             "of it needs so much",
+                             entry, bytes, byte_count_text(limits_.storage_bytes),
+                             limits_.bound));
     Storage storage;
-    storage.type = type;
+    storage.element_size = type->element_size;
+    storage.stored = *type->stored;
     storage.numel = numel;
-    storage.bytes = archive_.read(entry);
-    return storages_.emplace(key.text, std::move(storage)).first->second;
+    return *storages.emplace(entry, storage).first;
   }
 
-  // The view's elements in row-major order; every one must lie inside the storage.
-  Tensor gather(const std::string& name, const Storage& storage, std::int64_t offset,
-                const Shape& shape, const std::vector<std::int64_t>& stride) const {
+  // Every element of the view must lie inside the storage.
+  void check_view(const Entry& entry, const Storage& storage) const {
+    const Shape& shape = entry.shape;
     std::int64_t count = 1;
     for (const std::int64_t size : shape) {
       if (size == 0) count = 0;
       // Checked before multiplying: a view has no more elements than its storage (a
       // broadcast with stride 0, which no state_dict holds, could claim any number).
       if (count != 0 && size > storage.numel / count)
-        fail(name, fmt::format("its size {} has more elements than its storage's {}",
-                               shape_string(shape), storage.numel));
+        fail(entry.name, fmt::format("its size {} has more elements than its storage's {}",
+                                     shape_string(shape), storage.numel));
       count *= size;
     }
-    if (count != 0) {
-      // Where its last element lies: each step (size - 1) x stride is checked to stay inside
-      // the storage before it is added, so nothing overflows.
-      std::int64_t last = offset;
-      for (std::size_t d = 0; d <= shape.size(); ++d) {
-        const bool inside =
-            last < storage.numel &&
-            (d == shape.size() || shape[d] == 1 ||
-             stride[d] <= (storage.numel - 1 - last) / (shape[d] - 1));
-        if (!inside)
-          fail(name, fmt::format("the view of size {}, stride ({}) at offset {} runs past its "
-                                 "storage of {} values",
-                                 shape_string(shape), fmt::join(stride, ", "), offset,
-                                 storage.numel));
-        if (d < shape.size()) last += (shape[d] - 1) * stride[d];
-      }
-    }
-    const DType stored = *storage.type->stored;
-    Tensor out = Tensor::host(shape, stored == DType::i64 ? DType::i64 : DType::f32);
-    std::vector<std::int64_t> index(shape.size(), 0);
-    std::int64_t at = offset;
-    for (std::int64_t i = 0; i < count; ++i) {
-      copy_element(storage.bytes.data(), stored, at, out, i);
-      // The next index in row-major order, and its storage position.
-      for (std::size_t d = shape.size(); d-- > 0;) {
-        if (++index[d] < shape[d]) {
-          at += stride[d];
-          break;
-        }
-        at -= (shape[d] - 1) * stride[d];
-        index[d] = 0;
-      }
-    }
-    return out;
-  }
-
-  // Storages are little-endian (checked), as the hosts pfc runs on.
-  static void copy_element(const std::uint8_t* storage, DType stored, std::int64_t at,
-                           Tensor& out, std::int64_t i) {
-    switch (stored) {
-      case DType::i64:
-        std::memcpy(out.data<std::int64_t>() + i, storage + 8 * at, 8);
-        return;
-      case DType::f32:
-        std::memcpy(out.data<float>() + i, storage + 4 * at, 4);
-        return;
-      default: {
-        std::uint16_t bits;
-        std::memcpy(&bits, storage + 2 * at, 2);
-        out.data<float>()[i] = Half::to_float(bits);
-        return;
-      }
+    if (count == 0) return;
+    // Where its last element lies: each step (size - 1) x stride is checked to stay inside
+    // the storage before it is added, so nothing overflows.
+    std::int64_t last = entry.offset;
+    for (std::size_t d = 0; d <= shape.size(); ++d) {
+      const bool inside = last < storage.numel &&
+                          (d == shape.size() || shape[d] == 1 ||
+                           entry.stride[d] <= (storage.numel - 1 - last) / (shape[d] - 1));
+      if (!inside)
+        fail(entry.name, fmt::format("the view of size {}, stride ({}) at offset {} runs past "
+                                     "its storage of {} values",
+                                     shape_string(shape), fmt::join(entry.stride, ", "),
+                                     entry.offset, storage.numel));
+      if (d < shape.size()) last += (shape[d] - 1) * entry.stride[d];
     }
   }
 
   std::filesystem::path file_;
-  ZipArchive archive_;
+  const ZipArchive& archive_;
+  const TorchStateDictLimits& limits_;
   std::string prefix_;  // "<archive name>/"
   std::vector<std::uint8_t> pickle_;
   PickleDocument doc_;
-  std::map<std::string, Storage> storages_;
 };
+
+// [first, last + 1): the elements of the storage a view reaches (checked inside it).
+std::pair<std::int64_t, std::int64_t> view_span(const Entry& entry) {
+  std::int64_t last = entry.offset;
+  for (std::size_t d = 0; d < entry.shape.size(); ++d) {
+    if (entry.shape[d] == 0) return {entry.offset, entry.offset};
+    last += (entry.shape[d] - 1) * entry.stride[d];
+  }
+  return {entry.offset, last + 1};
+}
+
+// Storages are little-endian (checked), as the hosts pfc runs on.
+void copy_element(const std::uint8_t* storage, DType stored, std::int64_t at, Tensor& out,
+                  std::int64_t i) {
+  switch (stored) {
+    case DType::i64:
+      std::memcpy(out.data<std::int64_t>() + i, storage + 8 * at, 8);
+      return;
+    case DType::f32:
+      std::memcpy(out.data<float>() + i, storage + 4 * at, 4);
+      return;
+    default: {
+      std::uint16_t bits;
+      std::memcpy(&bits, storage + 2 * at, 2);
+      out.data<float>()[i] = Half::to_float(bits);
+      return;
+    }
+  }
+}
+
+// The view's elements in row-major order, from `bytes`: the storage's elements from `first`.
+Tensor gather(const Entry& entry, const Storage& storage, const std::vector<std::uint8_t>& bytes,
+              std::int64_t first) {
+  Tensor out = Tensor::host(entry.shape, entry.dtype);
+  const std::int64_t count = out.numel();
+  std::vector<std::int64_t> index(entry.shape.size(), 0);
+  std::int64_t at = entry.offset - first;
+  for (std::int64_t i = 0; i < count; ++i) {
+    copy_element(bytes.data(), storage.stored, at, out, i);
+    // The next index in row-major order, and its storage position.
+    for (std::size_t d = entry.shape.size(); d-- > 0;) {
+      if (++index[d] < entry.shape[d]) {
+        at += entry.stride[d];
+        break;
+      }
+      at -= (entry.shape[d] - 1) * entry.stride[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}
 
 // PyTorch's format before 1.6 (and _use_new_zipfile_serialization=False) is a sequence of
 // pickles that begins with LONG1 of its magic number 0x1950a86a20f9469cfc6c.
-bool is_legacy_torch_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  unsigned char head[4] = {};
-  if (!in.read(reinterpret_cast<char*>(head), 4)) return false;
-  return head[0] == 0x80 && head[2] == 0x8a && head[3] == 0x0a;
+bool is_legacy_torch_file(std::span<const std::uint8_t> head) {
+  return head.size() >= 4 && head[0] == 0x80 && head[2] == 0x8a && head[3] == 0x0a;
 }
 
 }  // namespace
 
-std::vector<NamedTensor> read_torch_state_dict(const std::filesystem::path& file) {
-  if (!looks_like_zip(file)) {
-    if (is_legacy_torch_file(file))
+TorchStateDict::TorchStateDict(const std::filesystem::path& file,
+                               const TorchStateDictLimits& limits)
+    : file_(file) {
+  const std::vector<std::uint8_t> head =
+      InputFile::open_or_refuse(file, "a PyTorch state_dict", limits.file).head(4);
+  if (!looks_like_zip(head)) {
+    if (is_legacy_torch_file(head))
       throw UsageError(fmt::format(
           "'{}' is a PyTorch file in the legacy format (PyTorch before 1.6, or "
           "_use_new_zipfile_serialization=False); pfc reads the zip format: load it and save "
@@ -324,7 +360,47 @@ std::vector<NamedTensor> read_torch_state_dict(const std::filesystem::path& file
     throw UsageError(fmt::format("'{}' is not a file torch.save wrote (a zip archive)",
                                  file.string()));
   }
-  return StateDictReader(file).read();
+  archive_ = std::make_unique<ZipArchive>(file, limits.file);
+  PickleIndex(file, *archive_, limits).index(entries_, storages_);
+}
+
+TorchStateDict::~TorchStateDict() = default;
+
+std::vector<NamedTensor> TorchStateDict::read(const std::set<std::string>& names) const {
+  // The wanted tensors by storage, and the span of each storage they reach.
+  std::map<std::string, std::vector<std::size_t>> by_storage;
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (names.count(entries_[i].name)) by_storage[entries_[i].storage].push_back(i);
+  std::vector<Tensor> values(entries_.size());
+  for (const auto& [key, viewers] : by_storage) {
+    const Storage& storage = storages_.at(key);
+    std::int64_t first = storage.numel, end = 0;
+    for (const std::size_t i : viewers) {
+      const auto [a, b] = view_span(entries_[i]);
+      if (a < b) {
+        first = std::min(first, a);
+        end = std::max(end, b);
+      }
+    }
+    if (first >= end) first = end = 0;
+    const auto element = static_cast<std::uint64_t>(storage.element_size);
+    // One storage at a time: only its reached bytes are held while its views are copied.
+    const std::vector<std::uint8_t> bytes = archive_->read_part(
+        key, static_cast<std::uint64_t>(first) * element, static_cast<std::uint64_t>(end) * element);
+    for (const std::size_t i : viewers) values[i] = gather(entries_[i], storage, bytes, first);
+  }
+  std::vector<NamedTensor> tensors;
+  for (std::size_t i = 0; i < entries_.size(); ++i)
+    if (names.count(entries_[i].name)) tensors.push_back({entries_[i].name, values[i]});
+  return tensors;
+}
+
+std::vector<NamedTensor> read_torch_state_dict(const std::filesystem::path& file,
+                                               const TorchStateDictLimits& limits) {
+  const TorchStateDict dict(file, limits);
+  std::set<std::string> names;
+  for (const TorchStateDict::Entry& entry : dict.entries()) names.insert(entry.name);
+  return dict.read(names);
 }
 
 }  // namespace pfc

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "eval/pickle_reader.h"
 
 namespace pfc {
@@ -17,13 +17,10 @@ using Kind = PickleObject::Kind;
 bool is_sequence(const PickleObject& o) { return o.kind == Kind::list || o.kind == Kind::tuple; }
 
 std::vector<std::uint8_t> read_whole_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw UsageError(fmt::format("verification file '{}' does not exist", path));
-  std::ifstream in(path, std::ios::binary);
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
-  if (in.bad()) throw UsageError(fmt::format("verification file '{}' cannot be read", path));
+  std::string why;
+  std::vector<std::uint8_t> bytes;
+  if (!read_input_file(path, {}, bytes, why))
+    throw UsageError(fmt::format("verification file '{}' {}", path, why));
   return bytes;
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/input_file.h"
 
 namespace pfc {
 
@@ -87,6 +88,12 @@ ResumeCandidates resume_candidates(const fs::path& root) {
 }
 
 ResumeCandidates named_resume_candidates(const fs::path& folder) {
+  // A FIFO, a device or a file named as a run is named as what it is (and never opened).
+  if (std::error_code ec; fs::exists(folder, ec) && !fs::is_directory(folder, ec)) {
+    const std::string kind = non_file_kind(folder);
+    throw UsageError(fmt::format("'{}' {}, not a run's output folder nor a checkpoint folder",
+                                 folder.string(), kind.empty() ? "is a file" : kind));
+  }
   const auto step = checkpoint_folder_step(folder.filename().string());
   if (step && fs::is_regular_file(folder / kModelFile))
     return ResumeCandidates{{CheckpointInfo{*step, folder}}, ""};

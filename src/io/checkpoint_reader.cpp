@@ -7,6 +7,7 @@
 #include <exception>
 #include <sstream>
 
+#include "core/input_file.h"
 #include "io/checkpoint_layout.h"
 #include "io/checkpoint_shard.h"
 #include "io/checkpoint_values.h"
@@ -33,7 +34,8 @@ auto naming_checkpoint(const fs::path& folder, Read&& read) {
 
 h5::File open_model(const fs::path& folder) {
   const fs::path path = folder / kModelFile;
-  PFC_CHECK(fs::is_regular_file(path), "'{}' is missing", path.string());
+  if (const std::string kind = non_file_kind(path); !kind.empty())
+    throw Error(fmt::format("checkpoint file '{}' {}", path.string(), kind));
   h5::File file(path.string(), h5::Mode::read);
   const bool is_checkpoint = h5::has_attribute(file.id(), "/", "format") &&
                              h5::read_attribute_string(file.id(), "/", "format") ==

@@ -10,6 +10,18 @@
 
 namespace pfc {
 
+// A tensor's name and shape, before (or without) its values.
+struct NamedShape {
+  std::string name;
+  Shape shape;
+};
+
+// Every parameter and buffer of `backbone` must be named with its shape, and nothing else:
+// otherwise a UsageError names `origin` and the differences (a model of another network).
+// What a model file's values are checked against before any of them is read.
+void check_backbone_shapes(const Backbone& backbone, const std::vector<NamedShape>& parameters,
+                           const std::vector<NamedShape>& buffers, const std::string& origin);
+
 // Every parameter and buffer of `backbone` must be there with its shape, and nothing else:
 // otherwise a UsageError names `origin` and the differences (a checkpoint of another network).
 // Then the values are copied in and the working copies refreshed.

@@ -9,12 +9,16 @@
 #    coincide, an image that does not decode, a pair naming an unknown template, an image
 #    listed twice, ...): a message naming the file and the line, exit code 2, before any
 #    embedding and without an output file; an --output that is not pfc's is left alone;
+#  - image names that are not image files (a folder, a FIFO, a 1 GB file) or lead outside ROOT
+#    ('../', an absolute path) are refused as what they are, under `timeout`, unless
+#    --images-outside-root; a UTF-8 byte-order mark in the meta files is skipped;
 #  - SIGTERM during the embedding pass: exit 1, no output and no temporary file; a second
 #    signal ends it at once, the temporary removed; every faceness score 0, or a --batch-size
 #    of 0 or beyond the host's memory: exit 2 naming it;
 #  - pfc report shows the TAR table, jobs/plot_report.py --ijb draws the ROC (matplotlib);
 #  - pfc pack --landmarks aligns the raw photos into 112x112 records that pfc embed reads;
-#    a bad landmark file is refused naming the line;
+#    a bad landmark file is refused naming the line (a photo outside the photo folder, a FIFO
+#    or a folder as what it is); pfc embed refuses a FIFO or a 1 GB file named as an image;
 #  - from PyPI (a virtual environment under the build folder; skipped when PyPI cannot be
 #    reached): sklearn's roc_curve and auc equal the transcription's, and pfc's crops are within
 #    1 grey level of cv2.warpAffine's on average, its transforms within 1e-6 of skimage's.
@@ -130,6 +134,49 @@ expect_exit 2 undecodable "loose_crop/7.jpg' (line 7 of" "JPEG" -- \
 # On 2 ranks the rank that finds it stops the job with the same code.
 expect_exit 2 undecodable_2_ranks "loose_crop/7.jpg' (line 7 of" -- \
   timeout 120 mpiexec -n 2 "$PFC" ijb "$work/run" "$work/bad_image" --output "$work/bad2.h5"
+# Image names that are not image files, or lead outside ROOT: refused as what they are, at
+# once (a FIFO under `timeout`: it must never be waited on), without an output.
+# odd NAME EDIT PATTERN... [-- ARGS]: a copy of ROOT, EDIT run in it, then pfc ijb: exit 2.
+odd() {
+  local name=$1 edit=$2 root="$work/odd_$1"
+  shift 2
+  mkdir -p "$root"
+  cp -r "$work/ijb/meta" "$work/ijb/loose_crop" "$root/"
+  (cd "$root" && eval "$edit")
+  expect_exit 2 "$name" "$@" -- timeout -k 5 60 "$PFC" ijb "$work/run" "$root" \
+    --output "$work/odd_$name.h5"
+  [ -e "$work/odd_$name.h5" ] && fail "$name: an output was written"
+}
+odd image_folder "rm loose_crop/7.jpg && mkdir loose_crop/7.jpg" \
+  "loose_crop/7.jpg' (line 7 of" "is a folder, not a file"
+odd image_fifo "rm loose_crop/7.jpg && mkfifo loose_crop/7.jpg" \
+  "loose_crop/7.jpg' (line 7 of" "is a FIFO (named pipe), not a file"
+odd image_1gb "truncate -s 1G loose_crop/7.jpg" \
+  "loose_crop/7.jpg' (line 7 of" "1073741824 bytes" "64 MiB"
+mkdir -p "$work/outside"
+cp "$work/ijb/loose_crop/7.jpg" "$work/outside/7.jpg"
+to_outside() {  # to_outside NAME: image 7 renamed NAME in both image lists
+  sed -i "s|^7.jpg |$1 |" meta/ijbc_face_tid_mid.txt meta/ijbc_name_5pts_score.txt
+}
+odd image_dot_dot "to_outside ../../outside/7.jpg" "ijbc_face_tid_mid.txt' line 7" \
+  "'../../outside/7.jpg' lies outside the IJB root" "--images-outside-root"
+odd image_absolute "to_outside $work/outside/7.jpg" "ijbc_face_tid_mid.txt' line 7" \
+  "lies outside the IJB root" "an absolute path"
+"$PFC" ijb "$work/run" "$work/odd_image_dot_dot" --images-outside-root \
+  --output "$work/outside.h5" >"$work/outside.log" 2>&1 ||
+  { fail "pfc ijb --images-outside-root: exit code $?"; cat "$work/outside.log"; }
+[ "$(row "$work/outside.log" ijbc-IJBC)" = "$ours" ] ||
+  fail "--images-outside-root: the same images give another table"
+# A UTF-8 byte-order mark at the start of a meta file (Windows editors write one) is skipped.
+mkdir -p "$work/bom"
+cp -r "$work/ijb/meta" "$work/bom/meta"
+ln -s "$work/ijb/loose_crop" "$work/bom/loose_crop"
+for f in "$work/bom/meta/"*.txt; do
+  printf '\xef\xbb\xbf' | cat - "$f" >"$f.new" && mv "$f.new" "$f"
+done
+"$PFC" ijb "$work/run" "$work/bom" --output "$work/bom.h5" >"$work/bom.log" 2>&1 ||
+  { fail "pfc ijb of meta files with a byte-order mark: exit code $?"; cat "$work/bom.log"; }
+[ "$(row "$work/bom.log" ijbc-IJBC)" = "$ours" ] || fail "a byte-order mark changes the table"
 echo "not pfc's" >"$work/not_ours.h5"
 expect_exit 2 output_not_ours "is not a result of pfc ijb" -- \
   "$PFC" ijb "$work/run" "$work/ijb" --output "$work/not_ours.h5"
@@ -208,7 +255,30 @@ expect_exit 2 pack_field_count "landmarks_bad.txt' line 3" "10 fields" -- \
 echo "id_99999/1.jpg 1 2 3 4 5 6 7 8 9 10" >"$work/landmarks_missing.txt"
 expect_exit 2 pack_missing_photo "line 1" "does not exist" -- \
   "$PFC" pack "$work/photos" "$work/packed_bad/train" --landmarks "$work/landmarks_missing.txt"
+# A line naming a photo outside the photo folder (pack would never read it), a FIFO, a folder.
+first_line() { head -n 1 "$work/photos/landmarks.txt" | awk -v name="$1" '{$1 = name; print}'; }
+cp "$work/photos/landmarks.txt" "$work/landmarks_outside.txt"
+first_line "$work/outside/7.jpg" >>"$work/landmarks_outside.txt"
+expect_exit 2 pack_photo_outside "landmarks_outside.txt' line $(wc -l <"$work/landmarks_outside.txt")" \
+  "lies outside the photo folder" -- \
+  "$PFC" pack "$work/photos" "$work/packed_bad/train" --landmarks "$work/landmarks_outside.txt"
+mkfifo "$work/photos/fifo.jpg"
+first_line fifo.jpg >"$work/landmarks_fifo.txt"
+expect_exit 2 pack_photo_fifo "line 1" "is a FIFO (named pipe)" -- timeout -k 5 60 \
+  "$PFC" pack "$work/photos" "$work/packed_bad/train" --landmarks "$work/landmarks_fifo.txt"
+rm "$work/photos/fifo.jpg"
+first_line "$(head -n 1 "$work/photos/landmarks.txt" | awk '{print $1}' | xargs dirname)" \
+  >"$work/landmarks_folder.txt"
+expect_exit 2 pack_photo_folder "line 1" "is a folder" -- \
+  "$PFC" pack "$work/photos" "$work/packed_bad/train" --landmarks "$work/landmarks_folder.txt"
 [ -e "$work/packed_bad" ] && fail "pack: a refused landmark file left output"
+# pfc embed of image files: a FIFO and a 1 GB file named as images are refused as what they are.
+mkfifo "$work/embed_fifo.jpg"
+expect_exit 2 embed_fifo "embed_fifo.jpg' is a FIFO (named pipe)" -- timeout -k 5 60 \
+  "$PFC" embed "$work/run" "$work/embed_fifo.jpg" --output "$work/embed_fifo.h5"
+truncate -s 1G "$work/embed_1gb.jpg"
+expect_exit 2 embed_1gb "embed_1gb.jpg' holds 1073741824 bytes" "64 MiB" -- timeout -k 5 60 \
+  "$PFC" embed "$work/run" "$work/embed_1gb.jpg" --output "$work/embed_1gb.h5"
 echo "pfc checks: $((SECONDS - start)) s"
 
 # ---- sklearn, OpenCV and scikit-image -------------------------------------------------

@@ -74,6 +74,7 @@ set_tests_properties(integration.golden_partial_fc_mpi PROPERTIES COST 135)
 set_tests_properties(integration.golden_parity PROPERTIES COST 95)
 set_tests_properties(integration.golden_semantics PROPERTIES COST 150)
 pfc_script_test(integration.import_run import_run.sh LABELS integration TIMEOUT 300)
+pfc_script_test(integration.import_hostile import_hostile.sh LABELS integration TIMEOUT 300)
 # arcface_torch's models as starting points: files PyTorch writes at test time (its one-off
 # install into the build folder's `torch` venv is shared by every test that needs PyTorch).
 pfc_script_test(integration.import_torch import_torch.sh LABELS integration TIMEOUT 900)

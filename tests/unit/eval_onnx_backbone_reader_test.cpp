@@ -3,6 +3,7 @@
 // (every batch norm after a convolution folded into it, the weights renamed, the Linear as a
 // MatMul of the transposed weight plus an Add) computes the same embeddings once read, and
 // another network, an extra node or a file that is not ONNX is refused naming the tensor.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -288,6 +289,80 @@ TEST(OnnxBackboneReaderRefusals, NameTheNetworksFirstTensorWithoutACounterpart) 
   const std::string text = test::scratch_dir("onnx_reader_text") + "/x.onnx";
   std::ofstream(text) << "not a model at all";
   EXPECT_NE(error_of(text, *wider).find("is not an ONNX model"), std::string::npos);
+}
+
+onnx::NodeProto identity(const std::string& name, const std::string& in,
+                         const std::string& out) {
+  onnx::NodeProto node;
+  node.set_op_type("Identity");
+  node.set_name(name);
+  node.add_input(in);
+  node.add_output(out);
+  return node;
+}
+
+// Identity nodes that feed each other made the reader follow them forever; a chain of them off
+// the data path is read (its aliases resolved once each).
+TEST(OnnxBackboneReaderRefusals, IdentityCyclesAreRefusedNamingTheirNodes) {
+  CpuBackend backend;
+  const auto source = random_network(tiny_iresnet(), backend, 1);
+  const auto net = make_backbone(tiny_iresnet(), backend, DType::f32);
+  for (const bool self : {false, true}) {
+    onnx::ModelProto model = export_model(*source);
+    onnx::GraphProto& g = *model.mutable_graph();
+    if (self) {
+      *g.add_node() = identity("self_loop", "v", "v");
+    } else {
+      *g.add_node() = identity("loop_a", "x", "y");
+      *g.add_node() = identity("loop_b", "y", "x");
+    }
+    const std::string path = save(model, self ? "self_loop.onnx" : "loop.onnx");
+    const std::string why = error_of(path, *net);
+    EXPECT_NE(why.find(path), std::string::npos) << why;
+    EXPECT_NE(why.find("feed each other in a cycle"), std::string::npos) << why;
+    EXPECT_NE(why.find(self ? "Identity 'self_loop'" : "Identity 'loop_"), std::string::npos)
+        << why;
+  }
+  onnx::ModelProto model = export_model(*source);
+  onnx::GraphProto& g = *model.mutable_graph();
+  for (int i = 0; i < 30000; ++i)
+    *g.add_node() = identity(fmt::format("chain_{}", i),
+                             i == 0 ? std::string(kOnnxInputName) : fmt::format("c{}", i - 1),
+                             fmt::format("c{}", i));
+  EXPECT_EQ(read_onnx_backbone(save(model, "chain.onnx"), *net).tensors.size(),
+            net->parameters().size() + net->buffers().size());
+}
+
+// Dimensions from the file: a count beyond 64 bits is a refusal naming the file, and a shape of
+// 100000 dimensions is named in a message of a line, not 300 KB.
+TEST(OnnxBackboneReaderRefusals, ShapesFromTheFileAreCheckedAndNamedBriefly) {
+  CpuBackend backend;
+  const auto source = random_network(tiny_iresnet(), backend, 1);
+  const auto net = make_backbone(tiny_iresnet(), backend, DType::f32);
+  const auto with_dims = [&](const std::string& op, std::vector<std::int64_t> dims,
+                             const std::string& name) {
+    onnx::ModelProto model = export_model(*source);
+    onnx::GraphProto& g = *model.mutable_graph();
+    std::string weight;
+    for (const onnx::NodeProto& node : g.node())
+      if (node.op_type() == op && weight.empty()) weight = node.input(1);
+    for (onnx::TensorProto& t : *g.mutable_initializer())
+      if (t.name() == weight) {
+        t.clear_dims();
+        for (const std::int64_t d : dims) t.add_dims(d);
+      }
+    return save(model, name);
+  };
+  const std::string overflow =
+      with_dims("PRelu", {std::int64_t{1} << 40, std::int64_t{1} << 40}, "overflow.onnx");
+  std::string why = error_of(overflow, *net);
+  EXPECT_NE(why.find(overflow), std::string::npos) << why;
+  EXPECT_NE(why.find("not a 64-bit count"), std::string::npos) << why;
+  const std::string many = with_dims("Conv", std::vector<std::int64_t>(100000, 1), "many.onnx");
+  why = error_of(many, *net);
+  EXPECT_NE(why.find(many), std::string::npos) << why;
+  EXPECT_NE(why.find("100000 dimensions in all"), std::string::npos) << why.substr(0, 400);
+  EXPECT_LT(why.size(), 2000u);
 }
 
 }  // namespace

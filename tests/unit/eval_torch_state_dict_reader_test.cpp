@@ -16,6 +16,7 @@
 #include "eval/torch_state_dict_reader.h"
 #include "support/test_paths.h"
 #include "support/torch_files.h"
+#include "support/usage_error.h"
 
 namespace pfc {
 namespace {
@@ -207,6 +208,72 @@ TEST(TorchStateDictReader, RefusesADamagedEntry) {
   const std::string why = error_of(path);
   EXPECT_NE(why.find("model/data/0"), std::string::npos) << why;
   EXPECT_NE(why.find("CRC"), std::string::npos) << why;
+}
+
+// Within the limits a network sets (eval/model_file_limits.h): a storage, the pickle's bytes
+// and its opcodes beyond them are refused from the archive's directory and the pickle alone,
+// before any storage is read, each naming the bound.
+TEST(TorchStateDictReader, RefusesWhatExceedsItsLimitsBeforeReading) {
+  const std::string dir = test::scratch_dir("torch_limits");
+  const std::string path = write_model(dir, {{"w", "FloatStorage", "0", 4, 0, {4}, {1}}},
+                                       {{"model/data/0", test::float_bytes({1, 2, 3, 4})}});
+  const auto refusal = [&](const TorchStateDictLimits& limits) {
+    try {
+      TorchStateDict dict(path, limits);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  TorchStateDictLimits limits;
+  limits.bound = "the network N";
+  limits.storage_bytes = 8;
+  std::string why = refusal(limits);
+  EXPECT_NE(why.find("tensor 'w': its storage model/data/0 holds 16 bytes, more than the 8 "
+                     "bytes of the network N"),
+            std::string::npos)
+      << why;
+  limits.storage_bytes = UINT64_MAX;
+  limits.pickle_bytes = 10;
+  why = refusal(limits);
+  EXPECT_NE(why.find("model/data.pkl holds"), std::string::npos) << why;
+  limits.pickle_bytes = UINT64_MAX;
+  limits.pickle_opcodes = 5;
+  why = refusal(limits);
+  EXPECT_NE(why.find("more than 5 opcodes, more than a state_dict of the network N holds"),
+            std::string::npos)
+      << why;
+  limits.pickle_opcodes = SIZE_MAX;
+  limits.file = {100, "the 100 bytes a model file may hold"};
+  why = refusal(limits);
+  EXPECT_NE(why.find("more than the 100 bytes a model file may hold"), std::string::npos) << why;
+}
+
+// Only the storages of the tensors asked for are read: a damaged one no one asks for is not
+// even opened; asked for, it is refused.
+TEST(TorchStateDictReader, ReadsOnlyTheTensorsNamed) {
+  const std::string dir = test::scratch_dir("torch_named");
+  const std::string path =
+      write_model(dir,
+                  {{"w", "FloatStorage", "0", 2, 0, {2}, {1}},
+                   {"other", "FloatStorage", "1", 4, 0, {4}, {1}}},
+                  {{"model/data/0", test::float_bytes({1, 2})},
+                   {"model/data/1", test::float_bytes({1, 2, 3, 4})}});
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  const std::string whole((std::istreambuf_iterator<char>(f)), {});
+  const std::size_t at = whole.find(std::string("\x00\x00\x40\x40", 4));  // 3.0f: "other"
+  ASSERT_NE(at, std::string::npos);
+  f.seekp(static_cast<std::streamoff>(at + 3));
+  f.put('\x41');
+  f.close();
+  const TorchStateDict dict(path, {});
+  ASSERT_EQ(dict.entries().size(), 2u);
+  EXPECT_EQ(dict.entries()[1].name, "other");
+  EXPECT_EQ(dict.entries()[1].shape, Shape{4});
+  const std::vector<NamedTensor> read = dict.read({"w"});
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(values(read[0].value), (std::vector<float>{1, 2}));
+  EXPECT_NE(test::usage_error([&] { dict.read({"other"}); }).find("CRC"), std::string::npos);
 }
 
 }  // namespace
