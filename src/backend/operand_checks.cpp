@@ -486,7 +486,10 @@ GemmDims batched_gemm(const OperandRules& r, const BatchedGemmGeometry& g, const
             g.m, g.n, g.k);
   for (const auto& [v, what] : {std::pair<std::int64_t, const char*>{g.m, "m"}, {g.n, "n"},
                                 {g.k, "k"}, {g.outer * g.inner, "the batch"}})
-    gemm_int(v, what);
+    // Both backends' batched GEMMs (cblas per matrix, cublasGemmStridedBatchedEx) take int
+    // dimensions and batch counts, whatever the backend's plain GEMM takes.
+    PFC_CHECK(v <= std::numeric_limits<int>::max(), "batched_gemm: {} = {} exceeds the BLAS's int",
+              what, v);
   matrix_batch(g, g.a, a, g.transpose_a ? g.k : g.m, g.transpose_a ? g.m : g.k, "a");
   matrix_batch(g, g.b, b, g.transpose_b ? g.n : g.k, g.transpose_b ? g.k : g.n, "b");
   matrix_batch(g, g.c, c, g.m, g.n, "c");
