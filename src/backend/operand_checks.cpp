@@ -450,6 +450,13 @@ ChannelRows sum_rows(const OperandRules& r, const Tensor& x, const Tensor& out) 
 // x is computed-type rows, or stored 16-bit rows (class centres) read into y's computed type.
 namespace {
 
+// Both backends' batched GEMMs (cblas per matrix, cublasGemmStridedBatchedEx) take int
+// dimensions, leading dimensions and batch counts, whatever the backend's plain GEMM takes.
+void batched_gemm_int(std::int64_t v, const char* what) {
+  PFC_CHECK(v <= std::numeric_limits<int>::max(), "batched_gemm: {} = {} exceeds the BLAS's int",
+            what, v);
+}
+
 // The stored extent of one operand of a batched GEMM: every matrix of the batch inside the
 // tensor, with rows at least as long as the matrix's.
 void matrix_batch(const BatchedGemmGeometry& g, const MatrixBatchLayout& l, const Tensor& t,
@@ -458,7 +465,7 @@ void matrix_batch(const BatchedGemmGeometry& g, const MatrixBatchLayout& l, cons
             "batched_gemm: {} has a negative offset or stride", name);
   PFC_CHECK(l.ld >= std::max<std::int64_t>(cols, 1),
             "batched_gemm: {}'s leading dimension {} is below its {} columns", name, l.ld, cols);
-  gemm_int(l.ld, "a leading dimension");
+  batched_gemm_int(l.ld, "a leading dimension");
   if (rows == 0 || cols == 0) return;
   const std::int64_t last = l.offset + (g.outer - 1) * l.outer_stride +
                             (g.inner - 1) * l.inner_stride + (rows - 1) * l.ld + cols - 1;
@@ -486,10 +493,7 @@ GemmDims batched_gemm(const OperandRules& r, const BatchedGemmGeometry& g, const
             g.m, g.n, g.k);
   for (const auto& [v, what] : {std::pair<std::int64_t, const char*>{g.m, "m"}, {g.n, "n"},
                                 {g.k, "k"}, {g.outer * g.inner, "the batch"}})
-    // Both backends' batched GEMMs (cblas per matrix, cublasGemmStridedBatchedEx) take int
-    // dimensions and batch counts, whatever the backend's plain GEMM takes.
-    PFC_CHECK(v <= std::numeric_limits<int>::max(), "batched_gemm: {} = {} exceeds the BLAS's int",
-              what, v);
+    batched_gemm_int(v, what);
   matrix_batch(g, g.a, a, g.transpose_a ? g.k : g.m, g.transpose_a ? g.m : g.k, "a");
   matrix_batch(g, g.b, b, g.transpose_b ? g.n : g.k, g.transpose_b ? g.k : g.n, "b");
   matrix_batch(g, g.c, c, g.m, g.n, "c");
