@@ -4,7 +4,8 @@
 # holds as at the smoke config's own. Each runs under an address-space limit (ulimit -v) and a
 # timeout, and its peak RSS is held against the smoke plan's:
 #  - 56M classes at sample rate 1 (a host index of the classes took ~31 B per class);
-#  - --max-classes with embedding_size = 1 (a search up to ~10^9 classes on this host);
+#  - --max-classes with embedding_size = 1 for an H200 (a search up to ~4 x 10^9 classes, where
+#    a shard's GEMM passes the BLAS's int and the table says so);
 #  - image_size = 65536 (a 412 GB batch) and embedding_size = 2^30 (a 550 GB layer to
 #    initialise);
 #  - pfc train refusing a run at 56M classes, naming what fits, with nothing written.
@@ -57,10 +58,13 @@ measure classes_56m "${plan[@]}" --gpu v100 --set num_classes=56000000 --set sam
 check classes_56m 0
 grep -q "^  does not fit: needs" "$work/classes_56m.log" || fail "56M classes: no fit verdict"
 
-measure max_classes "${plan[@]}" --max-classes --set embedding_size=1 \
-  --set "output=\"$work/max_classes\""
+measure max_classes "${plan[@]}" --max-classes --gpu h200 --set device=cuda \
+  --set embedding_size=1 --set "output=\"$work/max_classes\""
 check max_classes 0
-grep -q "largest num_classes that fits" "$work/max_classes.log" || fail "--max-classes: no table"
+grep -q "largest num_classes that fits: cuda on NVIDIA H200" "$work/max_classes.log" ||
+  fail "--max-classes: no table"
+grep -q "f32: the planned backend refuses .* exceeds the BLAS's int" "$work/max_classes.log" ||
+  fail "--max-classes does not say which counts the backend refuses"
 
 measure image_65536 "${plan[@]}" --set image_size=65536 --set "output=\"$work/image_65536\""
 check image_65536 0
