@@ -1,12 +1,12 @@
 # What `cmake --install` adds beside the pfc executable so that the installed tree runs on a
-# machine that has neither this checkout's ../shared nor every library of the build machine:
-# the GPU test program, the golden reference files (arcface_torch in f64: the iresnet one, the
-# parity one of the training semantics, and the seed's several-step one), and the
-# Debian libraries that such machines lack or hold in another release - libturbojpeg, libpng,
-# libzip, OpenMP's libgomp, HDF5 with libsz and libaec, and ONNX with its protobuf (found
-# through the executables' $ORIGIN/../lib rpath; a system copy earlier in LD_LIBRARY_PATH
-# takes precedence, and a shipped library's own dependencies are found only through
-# LD_LIBRARY_PATH).
+# machine that has neither this source tree nor every library of the build machine:
+# the GPU test program, the golden reference files of tests/golden (arcface_torch in f64: the
+# iresnet one, the parity one of the training semantics, and the seed's several-step one), and
+# the Debian libraries that such machines lack or hold in another release - libturbojpeg,
+# libpng, libzip, OpenMP's libgomp, HDF5 with libsz and libaec, and ONNX with its protobuf
+# (found through the executables' $ORIGIN/../lib rpath; a system copy earlier in
+# LD_LIBRARY_PATH takes precedence, and a shipped library's own dependencies are found only
+# through LD_LIBRARY_PATH).
 if(TARGET pfc_gpu_tests)
   set_target_properties(pfc_gpu_tests PROPERTIES INSTALL_RPATH "$ORIGIN/../lib")
   install(TARGETS pfc_gpu_tests RUNTIME DESTINATION bin)
@@ -17,10 +17,7 @@ endif()
 # optimiser kernels and the dense update, the GPU twin tests compare with the CPU backend, which
 # passes that file on every rank count.
 foreach(golden iresnet_arcface_torch_f64.h5 arcface_torch_parity_f64.h5 arcface_torch_seed_f64.h5)
-  set(PFC_GOLDEN_FILE ${CMAKE_SOURCE_DIR}/../shared/golden/${golden})
-  if(EXISTS ${PFC_GOLDEN_FILE})
-    install(FILES ${PFC_GOLDEN_FILE} DESTINATION share/pfc/golden)
-  endif()
+  install(FILES ${CMAKE_SOURCE_DIR}/tests/golden/${golden} DESTINATION share/pfc/golden)
 endforeach()
 
 # Installs the real file of a shared library under the soname the executables ask for

@@ -130,7 +130,7 @@ CommandRunner add_golden_command(CLI::App& app) {
       "golden",
       "Compare pfc with arcface_torch's golden values (forward, backward, loss, and the "
       "optimiser steps of the training cases, at the rates of their learning-rate schedule)");
-  cmd->add_option("file", options->file, "golden HDF5 file (../shared/golden/...)")
+  cmd->add_option("file", options->file, "golden HDF5 file (tests/golden/...)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--case", options->cases,

@@ -37,8 +37,9 @@ Available available_to_one_rank(const Config& cfg, BackendKind kind) {
 }
 
 // The largest shard's class centres and their optimiser moments (SGD's momentum, AdamW's two)
-// in the types they are stored in: the least a rank needs. A plan runs the class sampler on the
-// host for real, so a classifier this far out of reach is refused before it is planned.
+// in the types they are stored in: the least a rank needs, known without a plan. A classifier
+// this far out of reach is refused by its size alone, before a plan whose byte counts could
+// pass what a 64-bit ledger holds.
 double classifier_floor_bytes(const Config& cfg, int world_size) {
   const bool dp = parse_pfc_method(cfg.method) == PfcMethod::dp;
   const std::int64_t rows =
@@ -95,7 +96,7 @@ void check_run_fits(const Config& cfg) {
                        "optimiser moments alone, {:.2f} available",
                        floor / kGiB, static_cast<double>(available.bytes) / kGiB),
            available,
-           // Far out of reach: no search of plans at sizes that take minutes to plan.
+           // Far out of reach: the search would start from sizes no ledger counts.
            "; `pfc plan CONFIG --max-classes` names the largest num_classes that fits");
   const Plan plan = make_plan(planned, *place.comm, meta, {1, nullptr, available.bytes});
   if (!plan.fits())

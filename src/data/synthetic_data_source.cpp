@@ -20,7 +20,12 @@ SyntheticDataSource::SyntheticDataSource(const SyntheticSourceOptions& options, 
   const std::int64_t s = options.image_size;
   images_ = Tensor::empty({options.batch_size, s, s, 3}, DType::f32, batch_allocator,
                           MemoryPurpose::data);
-  labels_ = Tensor::empty({options.batch_size}, DType::i64, batch_allocator, MemoryPurpose::data);
+  // A plan's batch buffers have a size and no memory (meta): its images need no pixels, but the
+  // classifier reads the labels, which take host memory of the same size instead.
+  const bool planned = batch_allocator.device() == DeviceKind::meta;
+  labels_ = Tensor::empty({options.batch_size}, DType::i64,
+                          planned ? host_allocator() : batch_allocator, MemoryPurpose::data);
+  if (planned) return;
 
   // torch.randint(0, 255, (3, s, s)) in spirit: pixel i of the CHW image from the counter RNG.
   const std::uint64_t key = stream_key(options.seed, "synthetic_image");

@@ -3,7 +3,8 @@
 // sample. Labels are 1 for every sample ("constant", as the benchmark), or spread over all
 // classes ("uniform": counter RNG of (seed, global sample index) mod num_classes) so every
 // classifier shard sees positives. Positions follow the DistributedSampler's schedule, so
-// resuming and changing the number of ranks behave as with a real dataset.
+// resuming and changing the number of ranks behave as with a real dataset. From a meta batch
+// allocator (a plan's), the images have no pixels and only the labels are computed.
 #pragma once
 
 #include <cstdint>

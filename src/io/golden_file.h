@@ -1,4 +1,4 @@
-// Reads the golden files written by arcface_torch (../shared/golden/README.md): a group per
+// Reads the golden files written by arcface_torch (tests/golden/README.md): a group per
 // network (`tiny`, `r50`; `mbf` in the parity file) with its parameters given by the counter
 // fill rule, inputs, labels, and a subgroup per case with the reference outputs and gradients.
 // Values are read as f64: the reference file is arcface_torch in float64, with beside each

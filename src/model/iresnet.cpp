@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "backend/meta/size_only_host_allocator.h"
 #include "core/counter_rng.h"
 
 namespace pfc {
@@ -102,7 +103,13 @@ void IResNet::initialize(std::uint64_t seed) {
       const std::string s(suffix);
       return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
     };
-    Tensor host = Tensor::host(p->value.shape(), DType::f32);
+    Tensor host = Tensor::empty(p->value.shape(), DType::f32, host_allocator_for(*ctx_.backend),
+                                MemoryPurpose::workspace);
+    // A plan (the meta device) holds no values: only the buffer's size counts.
+    if (host.device() == DeviceKind::meta) {
+      ctx_.backend->copy_cast(host, p->value);
+      continue;
+    }
     float* v = host.data<float>();
     const std::int64_t n = host.numel();
     const std::uint64_t key = stream_key(seed, name);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/meta/size_only_host_allocator.h"
 #include "core/counter_rng.h"
 
 namespace pfc {
@@ -119,7 +120,13 @@ void MobileFaceNet::initialize(std::uint64_t seed) {
                        [&](const Buffer* b) { return b->name == name; });
   };
   for (Parameter* p : parameters_) {
-    Tensor host = Tensor::host(p->value.shape(), DType::f32);
+    Tensor host = Tensor::empty(p->value.shape(), DType::f32, host_allocator_for(*ctx_.backend),
+                                MemoryPurpose::workspace);
+    // A plan (the meta device) holds no values: only the buffer's size counts.
+    if (host.device() == DeviceKind::meta) {
+      ctx_.backend->copy_cast(host, p->value);
+      continue;
+    }
     float* v = host.data<float>();
     const std::int64_t n = host.numel();
     const Shape& t = p->torch_shape;

@@ -69,6 +69,11 @@ ClassSample sample_classes(std::span<const std::int64_t> labels, const ShardLayo
   return s;
 }
 
+std::int64_t sample_size(std::span<const std::int64_t> labels, const ShardLayout& layout) {
+  return std::max(static_cast<std::int64_t>(positives_of(labels, layout).size()),
+                  layout.num_sample);
+}
+
 ClassSample injected_classes(std::span<const std::int64_t> labels, const ShardLayout& layout,
                              std::span<const std::int64_t> global_index) {
   ClassSample s;

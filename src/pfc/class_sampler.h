@@ -25,6 +25,10 @@ std::uint64_t sampler_key(std::uint64_t seed, std::int64_t step, int rank);
 ClassSample sample_classes(std::span<const std::int64_t> labels, const ShardLayout& layout,
                            std::uint64_t key);
 
+// How many classes sample_classes picks, without drawing them: the shard's positives, or
+// num_sample when they are fewer. What a plan needs (the meta device holds no index).
+std::int64_t sample_size(std::span<const std::int64_t> labels, const ShardLayout& layout);
+
 // The same, from a given set instead of a draw: global_index is a sorted set of global class
 // ids (a golden file's sampled_index); this shard keeps the ones it owns. Every positive of
 // the shard must be in it.

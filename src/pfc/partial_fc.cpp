@@ -67,6 +67,10 @@ PartialFc::PartialFc(Backend& backend, Comm& comm, const PartialFcOptions& optio
   state_.first_row = layout_.class_start;
 }
 
+bool PartialFc::counts_classes_only() const {
+  return backend_.device() == DeviceKind::meta && !injected_;
+}
+
 void PartialFc::set_global_weight(const Tensor& global) {
   check_shape(global, {options_.num_classes, options_.embedding_size},
               "PartialFc::set_global_weight", "global");
@@ -296,6 +300,15 @@ double PartialFc::sharded_step(const Tensor& embeddings,
   if (options_.method == PfcMethod::mp) {
     local_labels = shard_local_labels(global_labels, layout_);
     centres = weight_;
+  } else if (counts_classes_only()) {
+    // A plan draws no classes: as many rows as a draw takes, with no index, so that its time
+    // and host memory do not grow with the shard. The labels' values are never read there.
+    const std::int64_t rows = sample_size(global_labels, layout_);
+    sampled_device = planned_index_on_backend(backend_, rows, MemoryPurpose::workspace);
+    local_labels = shard_local_labels(global_labels, layout_);
+    centres = backend_.empty({rows, options_.embedding_size}, weight_.dtype(),
+                             MemoryPurpose::activations);
+    backend_.gather_rows(weight_, sampled_device, centres);
   } else {
     ClassSample s = injected_
                         ? injected_classes(global_labels, layout_, *injected_)
@@ -324,8 +337,11 @@ void PartialFc::keep_weight_grad(Tensor grad, std::vector<std::int64_t> sampled,
                                  Tensor sampled_device, CentreGradient mode) {
   if (mode == CentreGradient::accumulate && grad_pending_) {
     if (options_.method == PfcMethod::pfc) {
-      RowGradient sum = sum_row_gradients(backend_, {sampled_, sampled_device_, weight_grad_},
-                                          {std::move(sampled), std::move(sampled_device), grad});
+      const RowGradient pending{sampled_, sampled_device_, weight_grad_};
+      const RowGradient more{std::move(sampled), std::move(sampled_device), grad};
+      RowGradient sum = counts_classes_only()
+                            ? planned_row_gradient_sum(backend_, pending, more, layout_.num_local)
+                            : sum_row_gradients(backend_, pending, more);
       sampled_ = std::move(sum.index);
       sampled_device_ = std::move(sum.device_index);
       weight_grad_ = std::move(sum.rows);

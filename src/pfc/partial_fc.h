@@ -129,7 +129,7 @@ class PartialFc {
   void step(double lr);
 
   // What the forward_backward calls since the last step used and produced (until step):
-  // the local rows (sorted; every row for dp and mp),
+  // the local rows (sorted; every row for dp and mp; none in a plan, which draws no classes),
   std::vector<std::int64_t> sampled_index() const;
   // their gradient [sampled, emb] (dp: already summed over ranks),
   const Tensor& sampled_weight_grad() const { return weight_grad_; }
@@ -145,6 +145,9 @@ class PartialFc {
     double loss_sum = 0.0;   // sum over the rows of -log(max(p_target, 1e-30))
   };
 
+  // pfc on the meta backend (a plan), unless the classes are injected: the sampler only counts
+  // the classes it would draw, and the sampled rows have no index on the host.
+  bool counts_classes_only() const;
   void check_batch_sizes(std::int64_t batch);
   void check_labels(const std::vector<std::int64_t>& global_labels, std::int64_t batch) const;
   // An f16 copy of x, the GEMM operand of the fp16 classifier.

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <iterator>
 
+#include "backend/meta/size_only_host_allocator.h"
+
 namespace pfc {
 
 namespace {
@@ -26,8 +28,19 @@ std::vector<std::int64_t> positions(const std::vector<std::int64_t>& part,
 Tensor index_on_backend(Backend& backend, const std::vector<std::int64_t>& values,
                         MemoryPurpose purpose) {
   const auto n = static_cast<std::int64_t>(values.size());
-  Tensor host = Tensor::host({n}, DType::i64, purpose);
-  if (n > 0) std::memcpy(host.raw(), values.data(), host.bytes());
+  Tensor host = Tensor::empty({n}, DType::i64, host_allocator_for(backend), purpose);
+  if (n > 0 && host.device() == DeviceKind::cpu)
+    std::memcpy(host.raw(), values.data(), host.bytes());
+  Tensor dev = backend.empty({n}, DType::i64, purpose);
+  backend.copy(host, dev);
+  return dev;
+}
+
+Tensor planned_index_on_backend(Backend& backend, std::int64_t n, MemoryPurpose purpose) {
+  PFC_CHECK(backend.device() == DeviceKind::meta,
+            "planned_index_on_backend: an index without values is for the meta backend, not {}",
+            backend.name());
+  const Tensor host = Tensor::empty({n}, DType::i64, size_only_host_allocator(), purpose);
   Tensor dev = backend.empty({n}, DType::i64, purpose);
   backend.copy(host, dev);
   return dev;
@@ -53,6 +66,27 @@ RowGradient sum_row_gradients(Backend& backend, const RowGradient& a, const RowG
   if (!b.index.empty()) {
     const Tensor at =
         index_on_backend(backend, positions(b.index, sum.index), MemoryPurpose::workspace);
+    Tensor both = backend.empty(b.rows.shape(), b.rows.dtype(), MemoryPurpose::gradients);
+    backend.gather_rows(sum.rows, at, both);
+    backend.axpy(1.0, b.rows, both);
+    backend.scatter_rows(both, at, sum.rows);
+  }
+  return sum;
+}
+
+RowGradient planned_row_gradient_sum(Backend& backend, const RowGradient& a, const RowGradient& b,
+                                     std::int64_t shard_rows) {
+  const std::int64_t a_rows = a.rows.dim(0), b_rows = b.rows.dim(0);
+  RowGradient sum;
+  const std::int64_t rows = std::min(a_rows + b_rows, shard_rows);
+  sum.device_index = planned_index_on_backend(backend, rows, MemoryPurpose::workspace);
+  sum.rows = backend.zeros({rows, a.rows.dim(1)}, a.rows.dtype(), MemoryPurpose::gradients);
+  if (a_rows > 0)
+    backend.scatter_rows(a.rows,
+                         planned_index_on_backend(backend, a_rows, MemoryPurpose::workspace),
+                         sum.rows);
+  if (b_rows > 0) {
+    const Tensor at = planned_index_on_backend(backend, b_rows, MemoryPurpose::workspace);
     Tensor both = backend.empty(b.rows.shape(), b.rows.dtype(), MemoryPurpose::gradients);
     backend.gather_rows(sum.rows, at, both);
     backend.axpy(1.0, b.rows, both);

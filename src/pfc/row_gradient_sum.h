@@ -22,8 +22,19 @@ struct RowGradient {
 Tensor index_on_backend(Backend& backend, const std::vector<std::int64_t>& values,
                         MemoryPurpose purpose);
 
+// What index_on_backend allocates for n values, holding none: the meta backend's (a plan's
+// index has a size only, so it needs no host vector of the shard's size).
+Tensor planned_index_on_backend(Backend& backend, std::int64_t n, MemoryPurpose purpose);
+
 // a + b over the sorted union of their rows: a row in both gets the sum, a row in one keeps
 // its gradient. The rows are added in a's then b's order, as autograd accumulates.
 RowGradient sum_row_gradients(Backend& backend, const RowGradient& a, const RowGradient& b);
+
+// The same on the meta backend, where a and b have rows but no index (a plan draws no
+// classes): the tensors sum_row_gradients allocates, in its order, for a union of as many rows
+// as a and b have together, at most the shard's `shard_rows`. The run's union is smaller
+// where its draws overlap, so the plan is an upper bound of every step's.
+RowGradient planned_row_gradient_sum(Backend& backend, const RowGradient& a, const RowGradient& b,
+                                     std::int64_t shard_rows);
 
 }  // namespace pfc

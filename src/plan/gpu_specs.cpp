@@ -17,7 +17,7 @@ const GpuSpec kSpecs[] = {
     // NVIDIA H200 Tensor Core GPU datasheet (2024), SXM column: FP16 Tensor Core 1,979 TFLOPS
     // with sparsity, so 989.5 dense; FP32 67 TFLOPS; 141 GB HBM3e at 4.8 TB/s; NVLink
     // 900 GB/s (both directions together, so 450 each way). Memory: nvidia-smi's total on an
-    // H200 SXM, 143771 MiB (140.4 GiB; 139.8 GiB free with a context, /work/shared/GPU.md).
+    // H200 SXM, 143771 MiB (140.4 GiB; 139.8 GiB free with a context).
     // Measured on the project's H200 (SPEC.md): f16 GEMM 757-872 TFLOP/s, copy 4.28 TB/s.
     {"h200", "NVIDIA H200 SXM 141GB", 143771 * kMiB, 989.5e12, 67e12, 4.8e12, 450e9},
     // NVIDIA Tesla V100 GPU datasheet (2018), SXM2 column: Tensor Performance 125 TFLOPS;

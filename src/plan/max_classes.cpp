@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "core/error.h"
 
 namespace pfc {
 
@@ -14,15 +17,27 @@ class Search {
   Search(const Config& cfg, Comm& comm, MetaBackend& backend, const PlanRequest& request)
       : cfg_(cfg), comm_(comm), backend_(backend), request_(request) {}
 
-  // The plan's need per rank at `classes`, and whether it fits.
+  // The plan's need per rank at `classes`, and whether it fits. After a first plan, a count
+  // whose plan throws does not fit: the same config planned at fewer classes, so what refused
+  // it is a size the planned backend cannot run (kept in refused()).
   std::pair<std::int64_t, bool> need(std::int64_t classes) {
     Config probe = cfg_;
     probe.num_classes = classes;
-    const Plan plan = make_plan(probe, comm_, backend_, request_);
     ++plans_;
-    return {plan.largest().needed_bytes, plan.fits()};
+    try {
+      const Plan plan = make_plan(probe, comm_, backend_, request_);
+      return {plan.largest().needed_bytes, plan.fits()};
+    } catch (const Error& e) {
+      if (plans_ == 1) throw;
+      if (classes < refused_at_) {
+        refused_at_ = classes;
+        refused_ = fmt::format("{} classes and more: {}", classes, e.what());
+      }
+      return {std::numeric_limits<std::int64_t>::max(), false};
+    }
   }
   int plans() const { return plans_; }
+  const std::string& refused() const { return refused_; }
 
  private:
   const Config& cfg_;
@@ -30,6 +45,8 @@ class Search {
   MetaBackend& backend_;
   PlanRequest request_;
   int plans_ = 0;
+  std::int64_t refused_at_ = std::numeric_limits<std::int64_t>::max();
+  std::string refused_;
 };
 
 }  // namespace
@@ -40,7 +57,7 @@ MaxClasses largest_num_classes(const Config& cfg, const std::string& storage, Co
   Config base = cfg;
   base.classifier_storage = storage;
   Search search(base, comm, backend, request);
-  MaxClasses out{storage, 0, 0, request.available_bytes, 0};
+  MaxClasses out{storage, 0, 0, request.available_bytes, 0, {}};
   // Every rank holds at least one class, and every label rule has its labels (constant
   // synthetic labels are all class 1).
   const std::int64_t smallest =
@@ -116,6 +133,7 @@ MaxClasses largest_num_classes(const Config& cfg, const std::string& storage, Co
   out.num_classes = lo;
   out.needed_bytes = lo_need;
   out.plans = search.plans();
+  out.refused = search.refused();
   return out;
 }
 
@@ -152,6 +170,9 @@ std::string format_max_classes(const std::vector<MaxClasses>& found, const Confi
     text += fmt::format("  {:<20}{:>14}{:>16.2f}{:>16.2f}{:>8}\n", m.storage, m.num_classes,
                         static_cast<double>(m.needed_bytes) / kGiB,
                         static_cast<double>(m.available_bytes) / kGiB, m.plans);
+  for (const MaxClasses& m : found)
+    if (!m.refused.empty())
+      text += fmt::format("  {}: the planned backend refuses {}\n", m.storage, m.refused);
   return text;
 }
 

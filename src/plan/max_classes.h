@@ -20,11 +20,15 @@ struct MaxClasses {
   std::int64_t needed_bytes = 0;   // the plan's need per rank at num_classes
   std::int64_t available_bytes = 0;
   int plans = 0;                   // plans it took
+  // Set when the search met a class count the planned backend cannot run at all (a GEMM
+  // beyond the BLAS's int): what refused it. Such a count does not fit, whatever the memory.
+  std::string refused;
 };
 
 // Collective over comm, as make_plan. cfg.device is "meta"; its num_classes is ignored. The
 // search stops once what fits and what does not are within `resolution` of each other
-// (relative).
+// (relative). A count whose plan throws, once a smaller one has planned, is one the planned
+// backend refuses (MaxClasses::refused); a throw at the smallest count is the config's own.
 MaxClasses largest_num_classes(const Config& cfg, const std::string& storage, Comm& comm,
                                MetaBackend& backend, const PlanRequest& request,
                                double resolution = 1e-4);

@@ -18,7 +18,7 @@
 set -euo pipefail
 . "$(dirname "$0")/check_support.sh"
 golden=${PFC_GOLDEN:?}
-[ -f "$golden" ] || { echo "no golden file at $golden"; exit 77; }
+[ -f "$golden" ] || { echo "no golden file at $golden (tests/golden)"; exit 1; }
 for precision in fp64 fp32; do
   "$PFC" golden "$golden" --case tiny/arcface_sr0.1 --case tiny/arcface_sr1 --case r50/arcface_sr1 \
     --device cpu --precision "$precision" | tee "$work/$precision.txt" |
@@ -37,7 +37,7 @@ grep -qE "^eval_embeddings .* ok *$" "$work/fp64.txt" ||
   fail "eval_embeddings (the inference forward) is not in the table, or not ok"
 
 parity=${PFC_GOLDEN_PARITY:?}
-[ -f "$parity" ] || { echo "no parity golden file at $parity"; exit 77; }
+[ -f "$parity" ] || { echo "no parity golden file at $parity (tests/golden)"; exit 1; }
 for precision in fp64 fp32; do
   "$PFC" golden "$parity" --case mbf/arcface_sr1 --device cpu --precision "$precision" |
     tee "$work/mbf-$precision.txt" | grep -E "^mbf/|^rule|compared|^worst|^error /"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# arcface_torch's training semantics (../shared/golden/arcface_torch_parity_f64.h5) on the CPU:
+# arcface_torch's training semantics (tests/golden/arcface_torch_parity_f64.h5) on the CPU:
 # two SGD steps, two AdamW steps and one step of two summed micro-batches through the
 # trainer's own step, and inter-class filtering, each tensor compared with arcface_torch's
 # exact values by the precision's rule (fp64: within 1e-10; fp32: within max(1e-4, 4 x
@@ -10,7 +10,7 @@
 # whole batch), so that costs minutes.
 set -euo pipefail
 golden=${PFC_GOLDEN_PARITY:?}
-[ -f "$golden" ] || { echo "no golden file at $golden"; exit 77; }
+[ -f "$golden" ] || { echo "no golden file at $golden (tests/golden)"; exit 1; }
 training=(tiny/sgd_2steps tiny/adamw_2steps tiny/sgd_acc2)
 filtering=tiny/arcface_filter0.1_sr1
 

@@ -7,7 +7,7 @@
 set -euo pipefail
 golden=${PFC_GOLDEN:?}
 parity=${PFC_GOLDEN_PARITY:?}
-[ -f "$golden" ] && [ -f "$parity" ] || { echo "no golden files at $golden, $parity"; exit 77; }
+[ -f "$golden" ] && [ -f "$parity" ] || { echo "no golden files at $golden, $parity (tests/golden)"; exit 1; }
 for k in 1 2 3 4; do
   for precision in fp64 fp32; do
     mpiexec -n "$k" "$PFC" golden "$golden" --case tiny/arcface_sr0.1 --case tiny/arcface_sr1 \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Both versions of arcface_torch, several steps at sample rate 0.1 and 0, against their own
-# golden files (../shared/golden/README.md, "Several steps at sample rate 0.1"):
+# golden files (tests/golden/README.md, "Several steps at sample rate 0.1"):
 #  - arcface_torch_seed_f64.h5: the seed's partial_fc.py / losses.py / train.py (sampled
 #    centre update with its momentum rows, exact ArcFace gradient);
 #  - arcface_torch_v2_dense_f64.h5: today's PartialFC_V2 (dense centre update with SGD and
@@ -18,7 +18,7 @@ set -euo pipefail
 . "$(dirname "$0")/check_support.sh"
 seed=${PFC_GOLDEN_SEED:?}
 v2=${PFC_GOLDEN_V2:?}
-[ -f "$seed" ] && [ -f "$v2" ] || { echo "no golden files at $seed, $v2"; exit 77; }
+[ -f "$seed" ] && [ -f "$v2" ] || { echo "no golden files at $seed, $v2 (tests/golden)"; exit 1; }
 seed_case=tiny/seed_arcface_sr0.1_3steps
 v2_cases=(tiny/sgd_sr0.1_3steps_dense tiny/adamw_sr0.1_3steps_dense tiny/sgd_sr0_3steps_dense)
 

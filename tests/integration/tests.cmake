@@ -48,6 +48,7 @@ pfc_script_test(integration.mpi_singleton mpi_singleton.sh LABELS integration TI
 pfc_script_test(integration.cuda_architectures cuda_architectures.sh LABELS integration TIMEOUT 60)
 pfc_script_test(integration.cuda_configure cuda_configure.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.plan_command plan_command.sh LABELS "integration;mpi" TIMEOUT 300)
+pfc_script_test(integration.plan_host_memory plan_host_memory.sh LABELS integration TIMEOUT 400)
 # Nothing lost, nothing silently wrong: refusals, damage, divergence, full disks, hung ranks.
 foreach(name output_guard resume_mismatch checkpoint_damage dataset_integrity
         file_system_failures checkpoint_room collective_timeout stop_signals kill_resume)

@@ -16,7 +16,9 @@ std::string env_or(const char* name, const char* fallback) {
 }  // namespace
 
 std::string golden_path() {
-  return env_or("PFC_GOLDEN", "../shared/golden/iresnet_arcface_torch_f64.h5");
+  if (const char* path = std::getenv("PFC_GOLDEN")) return path;
+  return (std::filesystem::path(source_dir()) / "tests/golden/iresnet_arcface_torch_f64.h5")
+      .string();
 }
 std::string parity_golden_path() {
   return (std::filesystem::path(golden_path()).parent_path() / "arcface_torch_parity_f64.h5")

@@ -6,7 +6,7 @@
 
 namespace pfc::test {
 
-std::string golden_path();     // ../shared/golden/iresnet_arcface_torch_f64.h5
+std::string golden_path();     // tests/golden/iresnet_arcface_torch_f64.h5
 // arcface_torch_parity_f64.h5, in the folder of golden_path() (MobileFaceNet, optimisers).
 std::string parity_golden_path();
 // arcface_torch_vit_f64.h5, kept in the source tree (tests/golden).

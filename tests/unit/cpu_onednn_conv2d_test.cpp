@@ -2,7 +2,8 @@
 // forward, backward-data and backward-filter, plain, strided, 1x1, grouped and depthwise, at
 // the sizes of iresnet's and MobileFaceNet's layers; that oneDNN really ran them, that its
 // workspace came from the backend's allocator as `workspace` (what a plan counts), and that a
-// second call of a cached shape computes the same bits. Skipped in a build without oneDNN.
+// second call of a cached shape computes the same bits; planes too large for oneDNN go to the
+// reference. Skipped in a build without oneDNN.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -131,6 +132,18 @@ INSTANTIATE_TEST_SUITE_P(
       return fmt::format("n{}_{}x{}_to{}_k{}s{}p{}g{}", g.batch, g.in_h, g.in_channels,
                          g.out_channels, g.kernel, g.stride, g.pad, g.groups);
     });
+
+// oneDNN counts a plane's pixels in 32 bits: a plane of 2^32 (image_size = 65536) made its
+// set-up divide by zero. Such shapes are left to the reference, in every direction.
+TEST(OneDnnConv2dLimits, PlanesOf2To31PixelsOrMoreGoToTheReference) {
+  if (!cpu::onednn_built()) GTEST_SKIP() << "built without oneDNN";
+  const Conv2dGeometry g{.batch = 1, .in_h = 65536, .in_w = 65536, .in_channels = 16,
+                         .out_channels = 16, .kernel = 3, .stride = 1, .pad = 1, .groups = 1};
+  for (const auto d : {cpu::ConvDirection::forward, cpu::ConvDirection::backward_data,
+                       cpu::ConvDirection::backward_filter})
+    EXPECT_FALSE(cpu::onednn_conv2d_workspace_bytes(g, d).has_value())
+        << cpu::conv_direction_name(d);
+}
 
 }  // namespace
 }  // namespace pfc

@@ -1,6 +1,6 @@
 // The PartialFC sampler: positives always kept, exactly num_sample sorted unique classes,
-// labels re-indexed, the positives-only case, injected sets, and negatives drawn uniformly
-// (a chi-square test over many steps with a fixed seed).
+// labels re-indexed, the positives-only case, injected sets, negatives drawn uniformly (a
+// chi-square test over many steps with a fixed seed), and the size a plan takes without a draw.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -78,6 +78,22 @@ TEST(ClassSampler, SampleRateOneTakesEveryClass) {
   EXPECT_EQ(s.index, (std::vector<std::int64_t>{0, 1, 2}));
   EXPECT_EQ(s.local_label, (std::vector<std::int64_t>{1, -1, -1}));
   EXPECT_EQ(shard_local_labels(labels, layout), (std::vector<std::int64_t>{1, -1, -1}));
+}
+
+// What a plan uses instead of a draw: the draw's size, for every split, rate and label set.
+TEST(ClassSampler, SampleSizeIsTheDrawsSize) {
+  const std::vector<std::vector<std::int64_t>> label_sets = {
+      {3, 517, 3, 999}, {7, 1, 5, 7, 2, 3, 4, 6}, {}, {0, 0, 0}};
+  for (double rate : {0.0, 0.01, 0.1, 0.5, 1.0})
+    for (int world : {1, 3})
+      for (int rank = 0; rank < world; ++rank)
+        for (const auto& labels : label_sets) {
+          const ShardLayout layout = ShardLayout::make(1000, world, rank, rate);
+          EXPECT_EQ(sample_size(labels, layout),
+                    static_cast<std::int64_t>(
+                        sample_classes(labels, layout, sampler_key(9, 0, rank)).index.size()))
+              << "rate " << rate << ", rank " << rank << " of " << world;
+        }
 }
 
 TEST(ClassSampler, DeterministicPerKeyAndDifferentAcrossSteps) {

@@ -1,9 +1,10 @@
 // sum_row_gradients: two micro-batches' class-centre gradients over different sampled rows add
 // up over the sorted union of the rows; a row in one of them keeps its gradient; either may
-// be empty.
+// be empty. A plan's sum (no index) takes the rows as disjoint, up to the shard.
 #include <gtest/gtest.h>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/meta/meta_backend.h"
 #include "pfc/row_gradient_sum.h"
 #include "support/gradient_checker.h"
 
@@ -58,6 +59,27 @@ TEST(RowGradientSum, RefusesRowsThatDoNotMatchTheirIndex) {
   RowGradient a = rows_of(backend, {1, 2}, 5);
   a.index.push_back(3);
   EXPECT_THROW(sum_row_gradients(backend, a, rows_of(backend, {0}, 6)), Error);
+}
+
+// A plan's micro-batches have rows but no index: their union is taken as disjoint, up to the
+// whole shard, and its tensors are on the meta device.
+TEST(RowGradientSum, APlanCountsTheUnionAsDisjointUpToTheShard) {
+  MetaBackend meta(BackendKind::cpu);
+  const auto rows = [&](std::int64_t n) {
+    RowGradient g;
+    g.rows = meta.empty({n, 3}, DType::f32, MemoryPurpose::gradients);
+    g.device_index = planned_index_on_backend(meta, n, MemoryPurpose::workspace);
+    return g;
+  };
+  const RowGradient sum = planned_row_gradient_sum(meta, rows(4), rows(5), 100);
+  EXPECT_TRUE(sum.index.empty());
+  EXPECT_EQ(sum.rows.shape(), (Shape{9, 3}));
+  EXPECT_EQ(sum.device_index.shape(), (Shape{9}));
+  EXPECT_EQ(sum.rows.device(), DeviceKind::meta);
+  EXPECT_EQ(planned_row_gradient_sum(meta, rows(4), rows(5), 6).rows.shape(), (Shape{6, 3}));
+  EXPECT_EQ(planned_row_gradient_sum(meta, rows(0), rows(0), 6).rows.shape(), (Shape{0, 3}));
+  CpuBackend cpu;
+  EXPECT_THROW(planned_index_on_backend(cpu, 3, MemoryPurpose::workspace), Error);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The largest num_classes a config fits (plan/max_classes.h): the plan at the answer fits and
 // the plan just beyond it does not; 16-bit class centres fit more classes than f32 ones when
-// the centres dominate; and a device too small for any class says so.
+// the centres dominate; a device too small for any class says so; and a count the planned
+// backend cannot run does not fit.
 #include <gtest/gtest.h>
 
 #include "backend/meta/meta_backend.h"
@@ -67,6 +68,23 @@ TEST(PlanMaxClasses, ADeviceTooSmallForAnyClassSaysNone) {
   EXPECT_EQ(none.num_classes, 0);
   EXPECT_GT(none.needed_bytes, 1024);
   EXPECT_EQ(describe_max_classes({none}), "none with classifier_storage = \"f16\"");
+}
+
+// An embedding of 1 on a petabyte: memory never runs out, but past 2^31 sampled rows a shard's
+// GEMM is beyond the BLAS's int. Those counts do not fit, and the table says why.
+TEST(PlanMaxClasses, ACountTheBackendCannotRunDoesNotFit) {
+  Config cfg = planned_config("max_classes_refused");
+  cfg.embedding_size = 1;
+  constexpr std::int64_t kPetabyte = std::int64_t{1} << 50;
+  MetaBackend meta(BackendKind::cpu);
+  EmulatedComm comm(2, 0, 150, 10, meta);
+  const MaxClasses m =
+      largest_num_classes(cfg, "f32", comm, meta, {1, nullptr, kPetabyte}, kResolution);
+  EXPECT_GT(m.num_classes, 0);
+  EXPECT_TRUE(fits(cfg, "f32", m.num_classes, kPetabyte));
+  EXPECT_NE(m.refused.find("exceeds the BLAS's int"), std::string::npos) << m.refused;
+  EXPECT_NE(format_max_classes({m}, cfg, nullptr, 2).find("f32: the planned backend refuses"),
+            std::string::npos);
 }
 
 }  // namespace

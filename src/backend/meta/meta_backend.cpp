@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backend/meta/size_only_host_allocator.h"
 #include "backend/operand_checks.h"
 #include "core/error.h"
 
@@ -17,6 +18,8 @@ MetaBackend::MetaBackend(BackendKind plan_for)
     : policy_(pfc::allocation_policy(plan_for)),
       rules_(operand_rules(plan_for, DeviceKind::meta)),
       allocator_(policy_) {}
+
+Allocator& MetaBackend::staging_allocator() { return size_only_host_allocator(); }
 
 std::string MetaBackend::name() const {
   return fmt::format("meta (plans {})", backend_kind_name(plan_for()));

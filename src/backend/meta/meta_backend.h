@@ -4,7 +4,10 @@
 // count the arithmetic they stand for (arithmetic_tally.h). It answers as the planned backend
 // for what the algorithm allocates (allocation_policy()). Reads to the host give zeros,
 // all_finite says finite and sum_of_squares 0, so the algorithm takes its ordinary path and
-// allocates what a real step allocates: the memory ledger's peaks are the planned run's.
+// allocates what a real step allocates: the memory ledger's peaks are the planned run's. It
+// holds no data on the host either: what a run stages there (batches, index uploads, initial
+// values) is counted but not allocated (size_only_host_allocator.h), and the class sampler
+// only counts the classes it would draw (pfc/partial_fc.cpp).
 //
 // Adding a Backend primitive here is two lines in meta_backend_ops.cpp: its operand check and
 // what it costs (count(name, tensor_flops, other_flops, bytes(read), bytes(written))).
@@ -27,6 +30,8 @@ class MetaBackend final : public Backend {
   DeviceKind device() const override { return DeviceKind::meta; }
   std::string name() const override;
   Allocator& allocator() override { return allocator_; }
+  // The batches' host buffers: size-only, counted in the host ledger (size_only_host_allocator.h).
+  Allocator& staging_allocator() override;
   void synchronize() override {}
   const AllocationPolicy& allocation_policy() const override { return policy_; }
 

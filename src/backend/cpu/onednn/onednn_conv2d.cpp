@@ -116,7 +116,21 @@ bool trusted_shape(const Conv2dGeometry& g) {
            (g.in_per_group() % 16 != 0 || g.out_per_group() % 16 != 0));
 }
 
+// oneDNN 2.6 counts the pixels of a plane in 32 bits: at 65536 x 65536 (2^32) its primitive
+// set-up divides by zero (SIGFPE, seen planning image_size = 65536). Larger planes than 2^31
+// pixels are left to the reference.
+bool plane_fits_onednn(const Conv2dGeometry& g) {
+  constexpr std::int64_t kMostPixels = std::int64_t{1} << 31;
+  return g.in_h * g.in_w < kMostPixels && g.out_h() * g.out_w() < kMostPixels;
+}
+
 std::optional<ConvPlan> make_plan(const Conv2dGeometry& g, ConvDirection direction) {
+  if (!plane_fits_onednn(g)) {
+    spdlog::warn("{}: {} has planes of 2^31 pixels or more, beyond oneDNN's 32-bit pixel "
+                 "counts; pfc's reference convolution runs it",
+                 conv_direction_name(direction), describe(g));
+    return std::nullopt;
+  }
   if (!trusted_shape(g)) {
     // Said once per process: only small test networks have such shapes, each in three
     // directions, and the reference computes them correctly.
