@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/meta/size_only_host_allocator.h"
 #include "core/counter_rng.h"
 
 namespace pfc {
@@ -241,7 +242,13 @@ void VisionTransformer::initialize(std::uint64_t seed) {
   const double patch_bound = 1.0 / std::sqrt(3.0 * static_cast<double>(options_.patch_size *
                                                                        options_.patch_size));
   for (Parameter* p : parameters_) {
-    Tensor host = Tensor::host(p->value.shape(), DType::f32);
+    Tensor host = Tensor::empty(p->value.shape(), DType::f32, host_allocator_for(*ctx_.backend),
+                                MemoryPurpose::workspace);
+    // A plan (the meta device) holds no values: only the buffer's size counts.
+    if (host.device() == DeviceKind::meta) {
+      ctx_.backend->copy_cast(host, p->value);
+      continue;
+    }
     float* v = host.data<float>();
     const std::int64_t count = host.numel();
     const std::uint64_t key = stream_key(seed, p->name);
