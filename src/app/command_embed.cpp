@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "app/commands.h"
+#include "app/inference_precision_option.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
 #include "config/config.h"
@@ -45,6 +46,7 @@ struct EmbedOptions {
   std::string device = "cpu";
   std::int64_t batch_size = 32;
   bool fp16 = false;
+  std::string precision = "f32";
 };
 
 enum class InputKind { bin, dataset, files };
@@ -73,6 +75,8 @@ InputKind input_kind(const std::vector<std::string>& inputs) {
 int run_embed(const EmbedOptions& options) {
   if (options.fp16 && options.device != "cuda")
     throw UsageError("--fp16 needs --device cuda (the CPU backend computes in f32)");
+  const InferencePrecision precision =
+      inference_precision(options.precision, options.device);
   check_output_path(options.output, "--output", protected_inputs(options));
 
   const InputKind kind = input_kind(options.inputs);
@@ -87,6 +91,9 @@ int run_embed(const EmbedOptions& options) {
   OpenBackboneOptions open;
   open.activations = backend->allocation_policy().activations(options.fp16);
   const OpenedBackbone opened = open_backbone(options.checkpoint, *backend, open);
+  // Batch-norms folded into the convolutions, which run with PReLU and sums as epilogues,
+  // where the backend fuses inference (model/inference_network.h).
+  opened.backbone->prepare_inference(precision);
   Backbone& backbone = *opened.backbone;
   const std::int64_t s = backbone.image_size();
 
@@ -200,6 +207,7 @@ CommandRunner add_embed_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_flag("--fp16", options->fp16, "f16 activations (cuda); f32 otherwise");
+  add_inference_precision_option(cmd, options->precision);
   return [options] { return run_embed(*options); };
 }
 

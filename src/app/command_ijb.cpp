@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "app/commands.h"
+#include "app/inference_precision_option.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
 #include "eval/ijb_embedding.h"
@@ -42,6 +43,7 @@ struct IjbOptions {
   std::int64_t batch_size = 64;
   int threads = 0;
   bool fp16 = false;
+  std::string precision = "f32";
 };
 
 using Clock = std::chrono::steady_clock;
@@ -75,6 +77,8 @@ void check_output(const std::string& output) {
 int run_ijb(const IjbOptions& options) {
   if (options.fp16 && options.device != "cuda")
     throw UsageError("--fp16 needs --device cuda (the CPU backend computes in f32)");
+  const InferencePrecision precision =
+      inference_precision(options.precision, options.device);
   const IjbTarget target = parse_ijb_target(options.target);
   const IjbFiles files = ijb_files(options.root, target);
   install_stop_signal_handlers();
@@ -92,6 +96,9 @@ int run_ijb(const IjbOptions& options) {
   OpenBackboneOptions open;
   open.activations = place.backend->allocation_policy().activations(options.fp16);
   const OpenedBackbone opened = open_backbone(options.checkpoint, *place.backend, open);
+  // Batch-norms folded into the convolutions, which run with PReLU and sums as epilogues,
+  // where the backend fuses inference (model/inference_network.h).
+  opened.backbone->prepare_inference(precision);
   Backbone& backbone = *opened.backbone;
   const std::string output =
       options.output.empty() ? default_output(opened.checkpoint, target) : options.output;
@@ -117,7 +124,7 @@ int run_ijb(const IjbOptions& options) {
                  ijb_target_name(target), images.size(), images.templates.size(), pairs.size(),
                  pairs.genuine, seconds_since(start), opened.checkpoint.path.string(),
                  opened.checkpoint.step, backbone.describe(), place.backend->name(),
-                 options.fp16 ? " fp16" : "", comm.world_size(), threads);
+                 options.fp16 ? " fp16" : precision == InferencePrecision::bf16 ? " bf16" : "", comm.world_size(), threads);
 
   start = Clock::now();
   const std::int64_t emb = backbone.embedding_size();
@@ -189,6 +196,7 @@ CommandRunner add_ijb_command(CLI::App& app) {
                   "shared by its ranks)")
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--fp16", options->fp16, "f16 activations (cuda); f32 otherwise");
+  add_inference_precision_option(cmd, options->precision);
   return [options] { return run_ijb(*options); };
 }
 

@@ -107,17 +107,8 @@ std::string take(const typename Primitive::primitive_desc& pd, const memory::des
   return pd.impl_info_str();
 }
 
-// oneDNN 2.6's strided 1x1 kernels (they copy the strided input into a unit-stride buffer
-// first) write past their buffers when a group's channels are not a multiple of its 16-float
-// block: seen as heap corruption at 112x112 with 8 channels. iresnet's and MobileFaceNet's
-// shortcuts have 64 and more; smaller ones run on the reference.
-bool trusted_shape(const Conv2dGeometry& g) {
-  return !(g.kernel == 1 && g.stride > 1 &&
-           (g.in_per_group() % 16 != 0 || g.out_per_group() % 16 != 0));
-}
-
 std::optional<ConvPlan> make_plan(const Conv2dGeometry& g, ConvDirection direction) {
-  if (!trusted_shape(g)) {
+  if (!onednn_trusted_shape(g)) {
     // Said once per process: only small test networks have such shapes, each in three
     // directions, and the reference computes them correctly.
     static std::atomic<bool> said{false};
@@ -205,6 +196,15 @@ const std::optional<ConvPlan>& cached_plan(const Conv2dGeometry& g, ConvDirectio
 }  // namespace
 
 bool onednn_built() { return true; }
+
+// oneDNN 2.6's strided 1x1 kernels (they copy the strided input into a unit-stride buffer
+// first) write past their buffers when a group's channels are not a multiple of its 16-float
+// block: seen as heap corruption at 112x112 with 8 channels. iresnet's and MobileFaceNet's
+// shortcuts have 64 and more; smaller ones run on the reference.
+bool onednn_trusted_shape(const Conv2dGeometry& g) {
+  return !(g.kernel == 1 && g.stride > 1 &&
+           (g.in_per_group() % 16 != 0 || g.out_per_group() % 16 != 0));
+}
 
 std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry& g,
                                                          ConvDirection direction) {
