@@ -168,12 +168,14 @@ for ((round = 1; round <= repeats; round++)); do
   done
 done
 
-printf '\n| case (ranks x threads) | pfc | peer | pfc / peer |\n|---|---|---|---|\n'
+[[ "${!ours[*]}" == *train* ]] &&
+  printf '\n| case (ranks x threads) | pfc | peer | pfc / peer |\n|---|---|---|---|\n'
 for name in "${order[@]}"; do
   [ -n "${ours[$name]:-}" ] && [[ $name == train* ]] || continue
   awk -v n="$name" -v a="${ours[$name]}" -v b="${theirs[$name]}" \
     'BEGIN {printf "| %s | %.2f samples/s | %.2f (PyTorch) | %.2fx |\n", n, a, b, (b > 0 ? a / b : 0)}'
 done
+[[ "${!ours[*]}" =~ embed|verify ]] || exit 0
 printf '\n| case (ranks x threads), images/s | pfc fp32 (fused) | pfc bf16 | onnxruntime fp32 |'
 printf ' pfc fp32 / ort | pfc bf16 / ort |\n|---|---|---|---|---|---|\n'
 for name in "${order[@]}"; do
