@@ -20,6 +20,7 @@
 
 #include "app/batch_size_option.h"
 #include "app/commands.h"
+#include "app/inference_precision_option.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
 #include "config/config.h"
@@ -47,6 +48,7 @@ struct EmbedOptions {
   std::string device = "cpu";
   std::int64_t batch_size = 32;
   bool fp16 = false;
+  std::string precision = "f32";
 };
 
 enum class InputKind { bin, dataset, files };
@@ -75,6 +77,8 @@ InputKind input_kind(const std::vector<std::string>& inputs) {
 int run_embed(const EmbedOptions& options) {
   if (options.fp16 && options.device != "cuda")
     throw UsageError("--fp16 needs --device cuda (the CPU backend computes in f32)");
+  const InferencePrecision precision =
+      inference_precision(options.precision, options.device);
   check_output_path(options.output, "--output", protected_inputs(options));
   // Recorded in the file's attributes (/checkpoint, /input).
   check_utf8_text(options.checkpoint, "RUN_OR_CHECKPOINT", kRecordedAsUtf8);
@@ -93,6 +97,9 @@ int run_embed(const EmbedOptions& options) {
   OpenBackboneOptions open;
   open.activations = backend->allocation_policy().activations(options.fp16);
   const OpenedBackbone opened = open_backbone(options.checkpoint, *backend, open);
+  // Batch-norms folded into the convolutions, which run with PReLU and sums as epilogues,
+  // where the backend fuses inference (model/inference_network.h).
+  opened.backbone->prepare_inference(precision);
   Backbone& backbone = *opened.backbone;
   const std::int64_t s = backbone.image_size();
   check_batch_input_fits(options.batch_size, s, options.flip ? 2 : 1);
@@ -213,6 +220,7 @@ CommandRunner add_embed_command(CLI::App& app) {
   add_batch_size_option(*cmd, options->batch_size,
                         "images per forward pass (lower it to use less memory)");
   cmd->add_flag("--fp16", options->fp16, "f16 activations (cuda); f32 otherwise");
+  add_inference_precision_option(cmd, options->precision);
   return [options] { return run_embed(*options); };
 }
 

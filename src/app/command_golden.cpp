@@ -41,6 +41,10 @@ struct GoldenOptions {
 };
 
 int run_golden(const GoldenOptions& options) {
+  if (options.precision == "bf16")
+    throw UsageError("--precision bf16: pfc golden checks arcface_torch's fp32 and fp64 (and "
+                     "fp16 on cuda); bf16 is an inference precision of pfc embed, verify and "
+                     "ijb");
   const bool fp16 = options.precision == "fp16";
   if (fp16 && options.device != "cuda")
     throw UsageError("--precision fp16 needs --device cuda (the CPU backend computes in fp32)");
@@ -143,7 +147,7 @@ CommandRunner add_golden_command(CLI::App& app) {
                   "fp32: each tensor within max(1e-4, 4 x arcface_torch's own fp32 error) and "
                   "the median of our error / arcface_torch's at most 1; fp64 (cpu only; "
                   "everything f64): within 1e-10 of exact; fp16 (cuda only): within 1e-2")
-      ->check(CLI::IsMember({"fp32", "fp16", "fp64"}));
+      ->check(CLI::IsMember({"fp32", "fp16", "fp64", "bf16"}));
   cmd->add_option("--classifier-storage", options->classifier_storage,
                   "the class centres in f32, or stored in f16 or bf16 (forward and backward "
                   "cases): each tensor's bound grows by the error that rounding the exact centres "

@@ -18,6 +18,7 @@
 
 #include "app/batch_size_option.h"
 #include "app/commands.h"
+#include "app/inference_precision_option.h"
 #include "app/rank_place.h"
 #include "app/thread_layout.h"
 #include "backend/backend.h"
@@ -50,6 +51,7 @@ struct IjbOptions {
   int threads = 0;
   bool fp16 = false;
   bool images_outside_root = false;
+  std::string precision = "f32";
 };
 
 using Clock = std::chrono::steady_clock;
@@ -107,6 +109,8 @@ int run_ijb(const IjbOptions& options) {
   // Recorded in the result's attributes (/checkpoint, /root).
   check_utf8_text(options.checkpoint, "RUN_OR_CHECKPOINT", kRecordedAsUtf8);
   check_utf8_text(options.root, "ROOT", kRecordedAsUtf8);
+  const InferencePrecision precision =
+      inference_precision(options.precision, options.device);
   const IjbTarget target = parse_ijb_target(options.target);
   const IjbFiles files = ijb_files(options.root, target);
   // A stop is taken between batches, seconds apart; a process blocked elsewhere (a read that
@@ -126,6 +130,9 @@ int run_ijb(const IjbOptions& options) {
   OpenBackboneOptions open;
   open.activations = place.backend->allocation_policy().activations(options.fp16);
   const OpenedBackbone opened = open_backbone(options.checkpoint, *place.backend, open);
+  // Batch-norms folded into the convolutions, which run with PReLU and sums as epilogues,
+  // where the backend fuses inference (model/inference_network.h).
+  opened.backbone->prepare_inference(precision);
   Backbone& backbone = *opened.backbone;
   const std::string output =
       options.output.empty() ? default_output(opened.checkpoint, target) : options.output;
@@ -156,7 +163,7 @@ int run_ijb(const IjbOptions& options) {
                  ijb_target_name(target), images.size(), images.templates.size(), pairs.size(),
                  pairs.genuine, seconds_since(start), opened.checkpoint.path.string(),
                  opened.checkpoint.step, backbone.describe(), place.backend->name(),
-                 options.fp16 ? " fp16" : "", comm.world_size(), threads);
+                 options.fp16 ? " fp16" : precision == InferencePrecision::bf16 ? " bf16" : "", comm.world_size(), threads);
 
   start = Clock::now();
   const std::int64_t emb = backbone.embedding_size();
@@ -231,6 +238,7 @@ CommandRunner add_ijb_command(CLI::App& app) {
   cmd->add_flag("--images-outside-root", options->images_outside_root,
                 "read image names that lead outside ROOT (absolute paths elsewhere, '../'); "
                 "refused by default");
+  add_inference_precision_option(cmd, options->precision);
   return [options] { return run_ijb(*options); };
 }
 

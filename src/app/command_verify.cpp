@@ -11,6 +11,7 @@
 
 #include "app/batch_size_option.h"
 #include "app/commands.h"
+#include "app/inference_precision_option.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
 #include "config/config.h"
@@ -29,6 +30,7 @@ struct VerifyOptions {
   std::string device = "cpu";
   std::int64_t batch_size = kVerificationBatch;
   bool fp16 = false;
+  std::string precision = "f32";
 };
 
 void print_result(const std::string& name, const VerificationResult& r, std::int64_t images,
@@ -47,6 +49,8 @@ void print_result(const std::string& name, const VerificationResult& r, std::int
 int run_verify(const VerifyOptions& options) {
   if (options.fp16 && options.device != "cuda")
     throw UsageError("--fp16 needs --device cuda (the CPU backend computes in f32)");
+  const InferencePrecision precision =
+      inference_precision(options.precision, options.device);
   // Every file is read and checked before any work: a bad one is reported at once.
   std::vector<std::shared_ptr<const VerificationBin>> bins;
   for (const std::string& file : options.files)
@@ -61,10 +65,13 @@ int run_verify(const VerifyOptions& options) {
   OpenBackboneOptions open;
   open.activations = place.backend->allocation_policy().activations(options.fp16);
   const OpenedBackbone opened = open_backbone(options.checkpoint, *place.backend, open);
+  // Batch-norms folded into the convolutions, which run with PReLU and sums as epilogues,
+  // where the backend fuses inference (model/inference_network.h).
+  opened.backbone->prepare_inference(precision);
   if (leader)
     spdlog::info("pfc verify: {} (step {}), {}, {} backend{}, {} rank(s)",
                  opened.checkpoint.path.string(), opened.checkpoint.step,
-                 opened.backbone->describe(), place.backend->name(), options.fp16 ? " fp16" : "",
+                 opened.backbone->describe(), place.backend->name(), options.fp16 ? " fp16" : precision == InferencePrecision::bf16 ? " bf16" : "",
                  comm.world_size());
   // Every image of every file decodes at the network's size before the first forward.
   check_batch_input_fits(options.batch_size, opened.backbone->image_size(), 2);
@@ -106,6 +113,7 @@ CommandRunner add_verify_command(CLI::App& app) {
                         "images per forward pass (their mirror images double it; lower it to "
                         "use less memory, raise it on a GPU)");
   cmd->add_flag("--fp16", options->fp16, "f16 activations (cuda); f32 otherwise");
+  add_inference_precision_option(cmd, options->precision);
   return [options] { return run_verify(*options); };
 }
 

@@ -58,6 +58,15 @@ struct BatchedGemmGeometry {
   MatrixBatchLayout a, b, c;
 };
 
+// What follows a convolution in a network prepared for inference (model/inference_network.h),
+// in this order: + bias[c] (the folded batch-norm's shift), PReLU with slope[c], + the
+// residual that y holds on entry (iresnet's block sum, MobileFaceNet's shortcut).
+struct ConvEpilogue {
+  const Tensor* bias = nullptr;         // [out_channels], of y's type
+  const Tensor* prelu_slope = nullptr;  // [out_channels], of y's type
+  bool accumulate = false;              // y += the result: y holds the residual on entry
+};
+
 // The combined margin of arcface_torch's CombinedMarginLoss: the target logit becomes
 // s * (cos(m1 * theta + m2) - m3); m1 = 1, m3 = 0 is ArcFace, m1 = 1, m2 = 0 is CosFace.
 struct MarginParams {
@@ -150,6 +159,17 @@ class Backend {
                                     Tensor& dx) = 0;
   virtual void conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x,
                                       const Tensor& dy, Tensor& dw) = 0;
+
+  // y = epilogue(conv(x, w)) for an inference network. x and y are f32 (f64 in an f64 run);
+  // w is of their type, or bf16 beside f32 x: then x too is rounded to bf16, and the products
+  // accumulate in f32. Here, the reference: conv2d_forward, add_row_vector, prelu_forward
+  // and add, one pass each (a bf16 w cast to f32 first). The CPU backend runs it as one oneDNN
+  // convolution with post-ops.
+  virtual void conv2d_forward_fused(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
+                                    const ConvEpilogue& epilogue, Tensor& y);
+  // Whether conv2d_forward_fused is one pass over memory here, so an inference network is
+  // worth preparing with its batch-norms folded into the convolutions.
+  virtual bool fuses_inference() const { return false; }
 
   // ---- batch-norm over x [rows, channels] ----------------------------------------------
   // Training mode: normalises with the biased batch variance, updates running_var with the

@@ -279,6 +279,30 @@ void conv2d_forward(const OperandRules& r, const Conv2dGeometry& g, const Tensor
                 "y", g.output_shape());
 }
 
+void conv2d_forward_fused(const OperandRules& r, const Conv2dGeometry& g, const Tensor& x,
+                          const Tensor& w, const ConvEpilogue& epilogue, const Tensor& y) {
+  const char* op = "conv2d_forward_fused";
+  if (w.dtype() == DType::bf16) {
+    conv_geometry(g, op);
+    computable(r, x, op, "x");
+    PFC_CHECK(x.dtype() == DType::f32, "{}: x is {}; a bf16 filter computes with f32 x", op,
+              dtype_name(x.dtype()));
+    placed(r, w, op, "w");
+    placed(r, y, op, "y");
+    check_shape(x, g.input_shape(), op, "x");
+    check_shape(w, g.filter_shape(), op, "w");
+    check_shape(y, g.output_shape(), op, "y");
+    check_dtype(y, DType::f32, op, "y");
+  } else {
+    conv_operands(r, g, op, x, "x", g.input_shape(), w, "w", g.filter_shape(), y, "y",
+                  g.output_shape());
+  }
+  if (epilogue.bias != nullptr)
+    vector_of(r, *epilogue.bias, g.out_channels, y.dtype(), op, "bias");
+  if (epilogue.prelu_slope != nullptr)
+    vector_of(r, *epilogue.prelu_slope, g.out_channels, y.dtype(), op, "prelu_slope");
+}
+
 void conv2d_backward_data(const OperandRules& r, const Conv2dGeometry& g, const Tensor& dy,
                           const Tensor& w, const Tensor& dx) {
   conv_operands(r, g, "conv2d_backward_data", dy, "dy", g.output_shape(), w, "w",

@@ -37,6 +37,10 @@ void conv2d_forward(const OperandRules& r, const Conv2dGeometry& g, const Tensor
                     const Tensor& w, const Tensor& y);
 void conv2d_backward_data(const OperandRules& r, const Conv2dGeometry& g, const Tensor& dy,
                           const Tensor& w, const Tensor& dx);
+// conv2d_forward's operands, w also bf16 beside f32 x; bias and slope [out_channels] of y's
+// type.
+void conv2d_forward_fused(const OperandRules& r, const Conv2dGeometry& g, const Tensor& x,
+                          const Tensor& w, const ConvEpilogue& epilogue, const Tensor& y);
 void conv2d_backward_filter(const OperandRules& r, const Conv2dGeometry& g, const Tensor& x,
                             const Tensor& dy, const Tensor& dw);
 

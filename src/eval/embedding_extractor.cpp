@@ -63,7 +63,7 @@ void embed_images(Backbone& backbone, ImageSource& source, const std::vector<Ima
     const Tensor host = current.host.rows(0, copies * n);
     Tensor images = backend.empty(host.shape(), DType::f32, MemoryPurpose::data);
     backend.copy(host, images);
-    Tensor embeddings = backbone.forward(images, ForwardMode::inference);
+    Tensor embeddings = backbone.infer(images);
     if (embeddings.dtype() != DType::f32) {
       Tensor f32 = backend.empty(embeddings.shape(), DType::f32, MemoryPurpose::activations);
       backend.cast(embeddings, f32);

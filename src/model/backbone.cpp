@@ -1,5 +1,7 @@
 #include "model/backbone.h"
 
+#include "model/inference_network.h"
+
 namespace pfc {
 
 Parameter* Backbone::find_parameter(const std::string& name) const {
@@ -12,6 +14,20 @@ Buffer* Backbone::find_buffer(const std::string& name) const {
   for (Buffer* b : buffers())
     if (b->name == name) return b;
   return nullptr;
+}
+
+void Backbone::prepare_inference(InferencePrecision precision) {
+  const bool fused = backend().fuses_inference() && master_dtype() == DType::f32;
+  PFC_CHECK(fused || precision == InferencePrecision::f32,
+            "bf16 inference runs on the CPU backend's fused f32 network only ({} backend, {} "
+            "masters)",
+            backend().name(), dtype_name(master_dtype()));
+  prepared_.reset();
+  if (fused) prepared_ = std::make_shared<InferenceNetwork>(*this, precision);
+}
+
+Tensor Backbone::infer(const Tensor& images) {
+  return prepared_ ? prepared_->forward(images) : forward(images, ForwardMode::inference);
 }
 
 void Backbone::refresh_working_copies() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,12 @@
 #include "model/draw_position.h"
 #include "model/forward_mode.h"
 #include "model/inference_graph.h"
+#include "model/inference_precision.h"
 #include "model/parameter.h"
 
 namespace pfc {
+
+class InferenceNetwork;
 
 class Backbone {
  public:
@@ -32,6 +36,16 @@ class Backbone {
   // The network in inference mode as layer applications on `graph` (model/inference_graph.h),
   // from normalised NCHW images to the embeddings.
   virtual GraphValue trace(InferenceGraph& graph, GraphValue images) const = 0;
+
+  // The network only runs inference from now on, its parameters and buffers unchanged (an
+  // inference command). Where the backend fuses inference (Backend::fuses_inference), it is
+  // prepared once as an InferenceNetwork: batch-norms folded into the convolutions, PReLU and
+  // residual sums run with them, in `precision`. Elsewhere precision must be f32, and infer()
+  // stays forward(images, ForwardMode::inference), as it is without this call.
+  void prepare_inference(InferencePrecision precision);
+  // Embeddings of images in inference mode: forward's contract, through the prepared network
+  // when there is one. f32 embeddings (f64 in an f64 run; f16 on cuda in fp16).
+  Tensor infer(const Tensor& images);
 
   // The network's own initialisation, drawn from the counter RNG keyed by (seed, name).
   virtual void initialize(std::uint64_t seed) = 0;
@@ -61,6 +75,10 @@ class Backbone {
   // layout on the host, of the same element type (f32, or f64 in an f64 run).
   Tensor export_parameter(const Parameter& p, const Tensor& ours) const;
   Tensor export_parameter(const Parameter& p) const { return export_parameter(p, p.value); }
+
+ private:
+  // Shared only so that this header need not define it.
+  std::shared_ptr<InferenceNetwork> prepared_;
 };
 
 }  // namespace pfc

@@ -2,12 +2,17 @@
 # pfc against its peers on the same CPU cores, interleaved in one run (a benchmark, not a test):
 #   training   pfc train vs PyTorch (cpu_peers.py: arcface_torch's iresnet as a small torch
 #              module, the same batch, 1000 classes, SGD), r18 and r50 at batch 8 and 32;
-#   embedding  pfc embed vs onnxruntime running pfc's own exported model, r50 at batch 1 and 64;
-#   verify     pfc verify (each image and its mirror image) vs onnxruntime's two forwards per
-#              image, r50 at pfc verify's batch;
+#   embedding  pfc embed (its fused inference network, in fp32 and, where the CPU has bf16
+#              instructions, with --precision bf16) vs onnxruntime fp32 running pfc's own
+#              exported model, r50 at batch 1 and 64;
+#   verify     pfc verify (each image and its mirror image), fp32 and bf16, vs onnxruntime's two
+#              forwards per image, r50 at pfc verify's batch;
 # each at two layouts of the cores: 2 ranks x 1 thread and 1 rank x 2 threads (OMP_NUM_THREADS;
 # PyTorch as 2 DistributedDataParallel processes over gloo or 1 process of 2 threads;
-# onnxruntime as 2 processes of 1 thread or 1 of 2). Prints one table, pfc / peer per row.
+# onnxruntime as 2 processes of 1 thread or 1 of 2). Prints a table per kind, pfc / peer per
+# row. onnxruntime's CPU provider offers no bf16 on x86 (its bf16 fast-math option is for
+# ARM64) and its int8 needs a model quantized by its Python tools (the `onnx` package, which
+# this environment does not hold), so it runs in fp32.
 #
 #   tests/bench/cpu_vs_peers.sh [BUILD_DIR]       (default build; run from the project folder)
 # Variables: BENCH_STEPS (timed training steps, 6), BENCH_REPEATS (interleaved rounds, 2; the
@@ -83,20 +88,20 @@ pickle.dump((images, [True] * (n // 2)), open(f"{work}/embed.bin", "wb"), protoc
 PY
 }
 
-pfc_embed() {  # pfc_embed BATCH LAYOUT: images/s from pfc's own progress line
-  local ranks threads log=$work/embed-$1-$2.log
+pfc_embed() {  # pfc_embed BATCH LAYOUT PRECISION: images/s from pfc's own progress line
+  local ranks threads log=$work/embed-$1-$2-$3.log
   ranks=$(ranks_of "$2") threads=$(threads_of "$2")
   OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" embed "$work/r50" \
-    "$work/embed.bin" --batch-size "$1" --output "$work/embed-$1-$2.h5" >"$log" 2>&1 ||
-    { tail -5 "$log" >&2; echo 0; return; }
+    "$work/embed.bin" --batch-size "$1" --precision "$3" --output "$work/embed-$1-$2-$3.h5" \
+    >"$log" 2>&1 || { tail -5 "$log" >&2; echo 0; return; }
   grep -o '[0-9.]* images/s' "$log" | tail -1 | awk '{print $1}'
 }
 
-pfc_verify() {  # pfc_verify LAYOUT: images/s (each with its mirror image)
-  local ranks threads log=$work/verify-$1.log
+pfc_verify() {  # pfc_verify LAYOUT PRECISION: images/s (each with its mirror image)
+  local ranks threads log=$work/verify-$1-$2.log
   ranks=$(ranks_of "$1") threads=$(threads_of "$1")
   OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" verify "$work/r50" \
-    "$work/faces.bin" >"$log" 2>&1 || { tail -5 "$log" >&2; echo 0; return; }
+    "$work/faces.bin" --precision "$2" >"$log" 2>&1 || { tail -5 "$log" >&2; echo 0; return; }
   grep -o '[0-9.]* ms per image' "$log" | awk '{printf "%.3f\n", 1000 / $1}'
 }
 
@@ -115,13 +120,17 @@ ort_embed() {  # ort_embed BATCH COPIES LAYOUT IMAGES: images/s, the images shar
 }
 
 best() { printf '%s\n' "$@" | sort -g | tail -1; }
-declare -A ours theirs
-record() {  # record CASE OURS THEIRS
+declare -A ours theirs bf16
+record() {  # record CASE OURS THEIRS [OURS_BF16]
   ours[$1]=$(best ${ours[$1]:-} "$2")
   theirs[$1]=$(best ${theirs[$1]:-} "$3")
+  [ -z "${4:-}" ] || bf16[$1]=$(best ${bf16[$1]:-} "$4")
 }
+# pfc's bf16 rows where the CPU has bf16 instructions (pfc info: oneDNN's instruction set).
+has_bf16=false
+"$pfc" info | grep -qE '^CPU backend: oneDNN .*(BF16|AMX)' && has_bf16=true
 
-order=()
+order=() c=""
 for layout in 2x1 1x2; do
   for depth in 18 50; do
     for batch in 8 32; do order+=("train r$depth batch $batch $layout"); done
@@ -142,25 +151,37 @@ for ((round = 1; round <= repeats; round++)); do
         ;;
       embed)
         prepare_model
-        a=$(pfc_embed "$arg" "$layout")
+        a=$(pfc_embed "$arg" "$layout" f32)
         b=$(ort_embed "$arg" 1 "$layout" $embed_images)
+        ! $has_bf16 || c=$(pfc_embed "$arg" "$layout" bf16)
         ;;
       verify)
         prepare_model
-        a=$(pfc_verify "$layout")
+        a=$(pfc_verify "$layout" f32)
         b=$(ort_embed "$arg" 2 "$layout" $((2 * verify_pairs)))
+        ! $has_bf16 || c=$(pfc_verify "$layout" bf16)
         ;;
     esac
-    record "$name" "$a" "$b"
-    echo "round $round: $name: pfc $a, peer $b" >&2
+    record "$name" "$a" "$b" "${c:-}"
+    echo "round $round: $name: pfc $a${c:+ (bf16 $c)}, peer $b" >&2
+    c=""
   done
 done
 
-printf '\n| case (ranks x threads) | pfc | peer | pfc / peer |\n|---|---|---|---|\n'
+[[ "${!ours[*]}" == *train* ]] &&
+  printf '\n| case (ranks x threads) | pfc | peer | pfc / peer |\n|---|---|---|---|\n'
 for name in "${order[@]}"; do
-  [ -n "${ours[$name]:-}" ] || continue
-  peer=PyTorch unit=samples/s
-  [[ $name == train* ]] || { peer=onnxruntime; unit=images/s; }
-  awk -v n="$name" -v a="${ours[$name]}" -v b="${theirs[$name]}" -v p="$peer" -v u="$unit" \
-    'BEGIN {printf "| %s | %.2f %s | %.2f (%s) | %.2fx |\n", n, a, u, b, p, (b > 0 ? a / b : 0)}'
+  [ -n "${ours[$name]:-}" ] && [[ $name == train* ]] || continue
+  awk -v n="$name" -v a="${ours[$name]}" -v b="${theirs[$name]}" \
+    'BEGIN {printf "| %s | %.2f samples/s | %.2f (PyTorch) | %.2fx |\n", n, a, b, (b > 0 ? a / b : 0)}'
+done
+[[ "${!ours[*]}" =~ embed|verify ]] || exit 0
+printf '\n| case (ranks x threads), images/s | pfc fp32 (fused) | pfc bf16 | onnxruntime fp32 |'
+printf ' pfc fp32 / ort | pfc bf16 / ort |\n|---|---|---|---|---|---|\n'
+for name in "${order[@]}"; do
+  [ -n "${ours[$name]:-}" ] && [[ $name != train* ]] || continue
+  awk -v n="$name" -v a="${ours[$name]}" -v b="${theirs[$name]}" -v c="${bf16[$name]:-}" \
+    'BEGIN {r = (b > 0 ? a / b : 0); printf "| %s | %.2f | %s | %.2f | %.2fx | %s |\n", n, a,
+            (c == "" ? "-" : sprintf("%.2f", c)), b, r,
+            (c == "" || b <= 0 ? "-" : sprintf("%.2fx", c / b))}'
 done

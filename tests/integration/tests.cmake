@@ -1,4 +1,6 @@
 pfc_script_test(integration.config_errors config_errors.sh LABELS integration)
+pfc_script_test(integration.inference_precision inference_precision.sh LABELS integration
+                TIMEOUT 60)
 pfc_script_test(integration.data_pack data_pack.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.report_command report_command.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.report_plot report_plot.sh LABELS integration TIMEOUT 120)

@@ -5,6 +5,7 @@
 // process (cpu_parallel.h); the loops beside them stay the oracle.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -55,6 +56,14 @@ class CpuBackend final : public Backend {
                       Tensor& y) override;
   void conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy, const Tensor& w,
                             Tensor& dx) override;
+  // One oneDNN convolution with bias and post-ops where built with oneDNN and it takes the
+  // shape; the reference passes otherwise (and always in f64 or with the reference
+  // convolutions).
+  void conv2d_forward_fused(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
+                            const ConvEpilogue& epilogue, Tensor& y) override;
+  bool fuses_inference() const override {
+    return convolutions_ == CpuConvolutions::onednn && cpu::onednn_built();
+  }
   void conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x, const Tensor& dy,
                               Tensor& dw) override;
 
@@ -147,9 +156,13 @@ class CpuBackend final : public Backend {
   // unchanged; nullptr unless keep_prepared_filters() was called and the primitive reorders.
   const void* prepared_filter(const Conv2dGeometry& g, cpu::ConvDirection direction,
                               const Tensor& w, void* workspace);
+  // The same for any use of w (a direction, or a fused convolution's kind): w in `layout`,
+  // written by `prepare` into the bytes given when w's values or the layout changed.
+  const void* kept_filter(const Tensor& w, int use, const cpu::PreparedFilterLayout& layout,
+                          const std::function<void(void*)>& prepare);
 
   // A filter prepared for a direction of convolution: the values it is of, in which layout.
-  // One per filter and direction: a call in another layout (the partial last batch of an
+  // One per filter and use: a call in another layout (the partial last batch of an
   // embedding run) prepares it again rather than keeping a second copy.
   struct PreparedFilter {
     std::uint64_t version = 0;

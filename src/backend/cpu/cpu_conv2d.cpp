@@ -227,15 +227,23 @@ bool CpuBackend::conv2d_on_onednn(const Conv2dGeometry& g, DType dtype,
 
 const void* CpuBackend::prepared_filter(const Conv2dGeometry& g, cpu::ConvDirection direction,
                                         const Tensor& w, void* workspace) {
-  if (!keep_prepared_filters_) return nullptr;
-  const cpu::PreparedFilterLayout layout = cpu::onednn_prepared_filter_layout(g, direction);
-  if (layout.bytes == 0) return nullptr;
-  PreparedFilter& kept = prepared_filters_[PreparedFilterKey{
-      w.storage_id(), w.storage_offset(), static_cast<int>(direction)}];
+  return kept_filter(w, static_cast<int>(direction),
+                     cpu::onednn_prepared_filter_layout(g, direction), [&](void* prepared) {
+                       cpu::onednn_prepare_filter(g, direction, w.data<float>(), prepared,
+                                                  workspace);
+                     });
+}
+
+const void* CpuBackend::kept_filter(const Tensor& w, int use,
+                                    const cpu::PreparedFilterLayout& layout,
+                                    const std::function<void(void*)>& prepare) {
+  if (!keep_prepared_filters_ || layout.bytes == 0) return nullptr;
+  PreparedFilter& kept =
+      prepared_filters_[PreparedFilterKey{w.storage_id(), w.storage_offset(), use}];
   if (kept.version == w.content_version() && kept.layout == layout.id) return kept.values.raw();
   if (!kept.values.defined() || kept.values.numel() != layout.bytes)
     kept.values = Tensor::empty({layout.bytes}, DType::u8, allocator_, MemoryPurpose::weights);
-  cpu::onednn_prepare_filter(g, direction, w.data<float>(), kept.values.raw(), workspace);
+  prepare(kept.values.raw());
   kept.version = w.content_version();
   kept.layout = layout.id;
   return kept.values.raw();

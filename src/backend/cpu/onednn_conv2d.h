@@ -30,6 +30,10 @@ const char* conv_direction_name(ConvDirection direction);
 // shape to the reference.
 bool onednn_built();
 
+// False for the shapes whose oneDNN kernels are not trusted (strided 1x1 convolutions with
+// channel counts that are not multiples of 16): those run on the reference.
+bool onednn_trusted_shape(const Conv2dGeometry& g);
+
 // The workspace bytes oneDNN needs to compute this f32 convolution, or nothing when it leaves
 // the shape to the reference loops (then warns once).
 std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry& g,

@@ -107,15 +107,6 @@ std::string take(const typename Primitive::primitive_desc& pd, const memory::des
   return pd.impl_info_str();
 }
 
-// oneDNN 2.6's strided 1x1 kernels (they copy the strided input into a unit-stride buffer
-// first) write past their buffers when a group's channels are not a multiple of its 16-float
-// block: seen as heap corruption at 112x112 with 8 channels. iresnet's and MobileFaceNet's
-// shortcuts have 64 and more; smaller ones run on the reference.
-bool trusted_shape(const Conv2dGeometry& g) {
-  return !(g.kernel == 1 && g.stride > 1 &&
-           (g.in_per_group() % 16 != 0 || g.out_per_group() % 16 != 0));
-}
-
 // oneDNN 2.6 counts the pixels of a plane in 32 bits: at 65536 x 65536 (2^32) its primitive
 // set-up divides by zero (SIGFPE, seen planning image_size = 65536). Larger planes than 2^31
 // pixels are left to the reference.
@@ -131,7 +122,7 @@ std::optional<ConvPlan> make_plan(const Conv2dGeometry& g, ConvDirection directi
                  conv_direction_name(direction), describe(g));
     return std::nullopt;
   }
-  if (!trusted_shape(g)) {
+  if (!onednn_trusted_shape(g)) {
     // Said once per process: only small test networks have such shapes, each in three
     // directions, and the reference computes them correctly.
     static std::atomic<bool> said{false};
@@ -219,6 +210,15 @@ const std::optional<ConvPlan>& cached_plan(const Conv2dGeometry& g, ConvDirectio
 }  // namespace
 
 bool onednn_built() { return true; }
+
+// oneDNN 2.6's strided 1x1 kernels (they copy the strided input into a unit-stride buffer
+// first) write past their buffers when a group's channels are not a multiple of its 16-float
+// block: seen as heap corruption at 112x112 with 8 channels. iresnet's and MobileFaceNet's
+// shortcuts have 64 and more; smaller ones run on the reference.
+bool onednn_trusted_shape(const Conv2dGeometry& g) {
+  return !(g.kernel == 1 && g.stride > 1 &&
+           (g.in_per_group() % 16 != 0 || g.out_per_group() % 16 != 0));
+}
 
 std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry& g,
                                                          ConvDirection direction) {

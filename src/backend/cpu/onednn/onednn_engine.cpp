@@ -37,6 +37,8 @@ const char* isa_name(dnnl::cpu_isa isa) {
 
 }  // namespace
 
+std::string onednn_isa() { return isa_name(dnnl::get_effective_cpu_isa()); }
+
 std::string onednn_description() {
   const dnnl::version_t* v = dnnl::version();
   return fmt::format("oneDNN {}.{}.{} ({}), convolutions", v->major, v->minor, v->patch,

@@ -2,11 +2,14 @@
 // reference loops of cpu_conv2d.cpp.
 #include "backend/cpu/cpu_runtime.h"
 #include "backend/cpu/onednn_conv2d.h"
+#include "backend/cpu/onednn_fused_conv2d.h"
 #include "core/error.h"
 
 namespace pfc::cpu {
 
 bool onednn_built() { return false; }
+
+bool onednn_trusted_shape(const Conv2dGeometry&) { return false; }
 
 std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry&, ConvDirection) {
   return std::nullopt;
@@ -25,6 +28,25 @@ void onednn_prepare_filter(const Conv2dGeometry&, ConvDirection direction, const
                            void*) {
   throw Error(fmt::format("{}: pfc was built without oneDNN", conv_direction_name(direction)));
 }
+
+bool onednn_bf16_native() { return false; }
+
+std::optional<std::int64_t> onednn_fused_conv2d_workspace_bytes(const FusedConv&) {
+  return std::nullopt;
+}
+
+void onednn_fused_conv2d(const FusedConv&, const float*, const void*, const float*,
+                         const float*, float*, void*, const void*) {
+  throw Error("conv2d_forward_fused: pfc was built without oneDNN");
+}
+
+PreparedFilterLayout onednn_fused_prepared_filter_layout(const FusedConv&) { return {}; }
+
+void onednn_fused_prepare_filter(const FusedConv&, const void*, void*, void*) {
+  throw Error("conv2d_forward_fused: pfc was built without oneDNN");
+}
+
+std::string onednn_isa() { return "none (pfc was built without oneDNN)"; }
 
 std::string onednn_description() {
   return "reference convolutions (pfc was built without oneDNN: PFC_ONEDNN=OFF or none found)";

@@ -1,0 +1,57 @@
+// CpuBackend::conv2d_forward_fused: the inference convolution with its epilogue as one oneDNN
+// primitive (onednn_fused_conv2d.h), its filter kept in the primitive's layout by an inference
+// command; Backend's reference passes where oneDNN does not take it.
+#include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/onednn_fused_conv2d.h"
+#include "backend/operand_checks.h"
+
+namespace pfc {
+
+namespace {
+
+// The kept-filter use of a fused convolution: after the three directions, one per operand
+// type (the epilogue does not change the filter's layout in oneDNN's kernels, but a plan is
+// per epilogue, so it is part of the use as well).
+int fused_use(const cpu::FusedConv& c) {
+  return 3 + (c.bf16 ? 1 : 0) + (c.bias ? 2 : 0) + (c.prelu ? 4 : 0) + (c.accumulate ? 8 : 0);
+}
+
+}  // namespace
+
+void CpuBackend::conv2d_forward_fused(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
+                                      const ConvEpilogue& epilogue, Tensor& y) {
+  operand_check::conv2d_forward_fused(rules_, g, x, w, epilogue, y);
+  cpu::FusedConv c{g, w.dtype() == DType::bf16, epilogue.bias != nullptr,
+                   epilogue.prelu_slope != nullptr, epilogue.accumulate};
+  std::optional<std::int64_t> bytes;
+  if (fuses_inference() && x.dtype() == DType::f32)
+    bytes = cpu::onednn_fused_conv2d_workspace_bytes(c);
+  // A kernel without the PReLU post-op (oneDNN 2.6's bf16 ones), PReLU then a pass of its own:
+  // possible unless a sum follows it.
+  bool prelu_pass = false;
+  if (!bytes && c.prelu && !c.accumulate && fuses_inference() && x.dtype() == DType::f32) {
+    c.prelu = false;
+    bytes = cpu::onednn_fused_conv2d_workspace_bytes(c);
+    prelu_pass = bytes.has_value();
+  }
+  if (!bytes) {
+    Backend::conv2d_forward_fused(g, x, w, epilogue, y);
+    return;
+  }
+  Tensor workspace = Tensor::empty({*bytes}, DType::u8, allocator_, MemoryPurpose::workspace);
+  const void* prepared =
+      kept_filter(w, fused_use(c), cpu::onednn_fused_prepared_filter_layout(c),
+                  [&](void* into) {
+                    cpu::onednn_fused_prepare_filter(c, w.raw(), into, workspace.raw());
+                  });
+  cpu::onednn_fused_conv2d(
+      c, x.data<float>(), w.raw(), c.bias ? epilogue.bias->data<float>() : nullptr,
+      c.prelu ? epilogue.prelu_slope->data<float>() : nullptr, y.data<float>(), workspace.raw(),
+      prepared);
+  if (prelu_pass) {
+    Tensor rows = y.reshape({y.numel() / g.out_channels, g.out_channels});
+    prelu_forward(rows, *epilogue.prelu_slope, rows);
+  }
+}
+
+}  // namespace pfc

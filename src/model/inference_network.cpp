@@ -1,0 +1,427 @@
+#include "model/inference_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+
+#include "core/error.h"
+#include "model/backbone.h"
+
+namespace pfc {
+
+namespace {
+
+enum class Op { convolution, batch_norm, prelu, add, flatten, linear };
+
+// One layer application of the trace, its tensors read into f64 (every parameter arrives as
+// f32 on the host, in PyTorch's layout).
+struct Node {
+  Node(Op kind, std::int64_t first, std::int64_t second = -1) : op(kind), a(first), b(second) {}
+  Op op;
+  std::int64_t a, b, out = -1;
+  ConvolutionSpec spec;
+  Shape weight_shape;
+  std::vector<std::vector<double>> tensors;  // conv: w; bn: scale, shift, mean, var;
+                                             // prelu: slope; linear: w (, bias)
+  double eps = 0.0;
+};
+
+std::vector<double> values_of(const NamedTensor& t) {
+  PFC_CHECK(t.value.dtype() == DType::f32 && t.value.device() == DeviceKind::cpu,
+            "inference network: {} is {} {}, expected an f32 host tensor", t.name,
+            t.value.describe(), dtype_name(t.value.dtype()));
+  const float* p = t.value.data<float>();
+  return std::vector<double>(p, p + t.value.numel());
+}
+
+// The trace, as it is told. Value 0 is the images.
+class Recorder final : public InferenceGraph {
+ public:
+  std::vector<Node> nodes;
+  std::int64_t next = 1;
+
+  GraphValue convolution(GraphValue x, const NamedTensor& weight,
+                         const ConvolutionSpec& spec) override {
+    Node n(Op::convolution, x.id);
+    n.spec = spec;
+    n.weight_shape = weight.value.shape();
+    n.tensors = {values_of(weight)};
+    return push(std::move(n));
+  }
+  GraphValue batch_norm(GraphValue x, const NamedTensor& scale, const NamedTensor& shift,
+                        const NamedTensor& running_mean, const NamedTensor& running_var,
+                        double eps) override {
+    Node n(Op::batch_norm, x.id);
+    n.tensors = {values_of(scale), values_of(shift), values_of(running_mean),
+                 values_of(running_var)};
+    n.eps = eps;
+    return push(std::move(n));
+  }
+  GraphValue prelu(GraphValue x, const NamedTensor& slope) override {
+    Node n(Op::prelu, x.id);
+    n.tensors = {values_of(slope)};
+    return push(std::move(n));
+  }
+  GraphValue add(GraphValue a, GraphValue b) override { return push(Node(Op::add, a.id, b.id)); }
+  GraphValue flatten(GraphValue x) override { return push(Node(Op::flatten, x.id)); }
+  GraphValue linear(GraphValue x, const NamedTensor& weight, const NamedTensor* bias) override {
+    Node n(Op::linear, x.id);
+    n.weight_shape = weight.value.shape();
+    n.tensors = {values_of(weight)};
+    if (bias != nullptr) n.tensors.push_back(values_of(*bias));
+    return push(std::move(n));
+  }
+
+ private:
+  GraphValue push(Node n) {
+    n.out = next++;
+    nodes.push_back(std::move(n));
+    return {nodes.back().out};
+  }
+};
+
+// y = x * scale + shift per channel, as PyTorch's eval-mode batch-norm computes it.
+struct ChannelAffine {
+  std::vector<double> scale, shift;
+};
+
+ChannelAffine batch_norm_affine(const Node& bn) {
+  const auto& [gamma, beta, mean, var] =
+      std::tie(bn.tensors[0], bn.tensors[1], bn.tensors[2], bn.tensors[3]);
+  ChannelAffine f{std::vector<double>(gamma.size()), std::vector<double>(gamma.size())};
+  for (std::size_t c = 0; c < gamma.size(); ++c) {
+    f.scale[c] = gamma[c] / std::sqrt(var[c] + bn.eps);
+    f.shift[c] = beta[c] - mean[c] * f.scale[c];
+  }
+  return f;
+}
+
+}  // namespace
+
+struct InferenceNetwork::Step {
+  enum class Kind { convolution, batch_norm, prelu, add } kind = Kind::convolution;
+  std::int64_t input = -1, output = -1;
+  std::int64_t other = -1;  // add: the second operand; convolution: the residual (-1: none)
+  std::int64_t order = 0;   // the trace position it runs at
+  // convolution
+  std::int64_t out_channels = 0, kernel = 1, stride = 1, pad = 0, groups = 1;
+  bool whole_map = false;  // a Linear: the kernel covers the input's whole map
+  std::vector<double> w, b, slope;  // OHWI filter, bias, PReLU slope (empty: none)
+  // batch_norm: gamma, beta, running mean and variance, and eps
+  std::vector<std::vector<double>> statistics;
+  double eps = 0.0;
+
+  // On the backend, once prepared.
+  Tensor weight, bias, prelu_slope, gamma, beta, mean, var;
+};
+
+namespace {
+
+// The values a recorded node reads, before flatten aliases are resolved.
+std::vector<std::int64_t> operands(const Node& n) {
+  if (n.op == Op::add) return {n.a, n.b};
+  return {n.a};
+}
+
+}  // namespace
+
+InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision precision)
+    : backend_(backbone.backend()), embedding_size_(backbone.embedding_size()) {
+  Recorder recorder;
+  const GraphValue result = backbone.trace(recorder, GraphValue{0});
+  values_ = recorder.next;
+  std::vector<std::int64_t> uses(values_, 0), alias(values_), channels(values_, 0);
+  for (std::int64_t v = 0; v < values_; ++v) alias[v] = v;
+  for (const Node& n : recorder.nodes)
+    for (std::int64_t v : operands(n)) ++uses[v];
+  ++uses[result.id];
+  channels[0] = 3;
+  // producer[v]: the convolution step whose output v is, still open to an epilogue.
+  std::map<std::int64_t, std::size_t> producer;
+  auto open_convolution = [&](std::int64_t v) -> Step* {
+    auto found = producer.find(v);
+    if (found == producer.end() || uses[v] != 1) return nullptr;
+    return &steps_[found->second];
+  };
+  std::int64_t order = 0;
+  for (const Node& n : recorder.nodes) {
+    ++order;
+    const std::int64_t x = alias[n.a];
+    switch (n.op) {
+      case Op::flatten:
+        alias[n.out] = x;
+        channels[n.out] = channels[x];
+        break;
+      case Op::convolution: {
+        Step s;
+        s.input = x;
+        s.output = n.out;
+        s.order = order;
+        const std::int64_t out = n.weight_shape[0], in = n.weight_shape[1], k = n.spec.kernel;
+        s.out_channels = out;
+        s.kernel = k;
+        s.stride = n.spec.stride;
+        s.pad = n.spec.pad;
+        s.groups = n.spec.groups;
+        // PyTorch's [out, in / groups, k, k] -> pfc's [out, k, k, in / groups].
+        s.w.resize(n.tensors[0].size());
+        for (std::int64_t o = 0; o < out; ++o)
+          for (std::int64_t i = 0; i < in; ++i)
+            for (std::int64_t p = 0; p < k * k; ++p)
+              s.w[(o * k * k + p) * in + i] = n.tensors[0][(o * in + i) * k * k + p];
+        channels[n.out] = out;
+        producer[n.out] = steps_.size();
+        steps_.push_back(std::move(s));
+        break;
+      }
+      case Op::linear: {
+        // x is [n, c, h, w] flattened in PyTorch's order (index c*h*w + y*w + x); pfc holds
+        // it as [n, h, w, c]: the Linear is a convolution with an h x w kernel, its columns
+        // reordered to HWC.
+        const std::int64_t c = channels[x], out = n.weight_shape[0], in = n.weight_shape[1];
+        PFC_CHECK(c > 0 && in % c == 0, "inference network: a Linear of {} inputs after {} "
+                  "channels", in, c);
+        const std::int64_t hw = in / c;
+        const auto side = static_cast<std::int64_t>(std::llround(std::sqrt(double(hw))));
+        PFC_CHECK(side * side == hw, "inference network: a Linear after a {}-pixel map, which "
+                  "is not square", hw);
+        Step s;
+        s.input = x;
+        s.output = n.out;
+        s.order = order;
+        s.out_channels = out;
+        s.kernel = side;
+        s.whole_map = true;
+        s.w.resize(n.tensors[0].size());
+        for (std::int64_t o = 0; o < out; ++o)
+          for (std::int64_t ch = 0; ch < c; ++ch)
+            for (std::int64_t p = 0; p < hw; ++p)
+              s.w[(o * hw + p) * c + ch] = n.tensors[0][o * in + ch * hw + p];
+        if (n.tensors.size() > 1) s.b = n.tensors[1];
+        channels[n.out] = out;
+        producer[n.out] = steps_.size();
+        steps_.push_back(std::move(s));
+        break;
+      }
+      case Op::batch_norm: {
+        const ChannelAffine f = batch_norm_affine(n);
+        Step* conv = open_convolution(n.a);
+        if (conv != nullptr && conv->slope.empty() && conv->other < 0) {
+          // conv(x) * s + t = conv_{w * s}(x) + (b * s + t), per output channel.
+          const std::int64_t per_output =
+              static_cast<std::int64_t>(conv->w.size()) / conv->out_channels;
+          if (conv->b.empty()) conv->b.assign(conv->out_channels, 0.0);
+          for (std::int64_t o = 0; o < conv->out_channels; ++o) {
+            for (std::int64_t j = 0; j < per_output; ++j) conv->w[o * per_output + j] *= f.scale[o];
+            conv->b[o] = conv->b[o] * f.scale[o] + f.shift[o];
+          }
+          conv->output = n.out;
+          producer[n.out] = static_cast<std::size_t>(conv - steps_.data());
+        } else {
+          Step s;
+          s.kind = Step::Kind::batch_norm;
+          s.input = x;
+          s.output = n.out;
+          s.order = order;
+          s.statistics = n.tensors;
+          s.eps = n.eps;
+          steps_.push_back(std::move(s));
+        }
+        channels[n.out] = channels[x];
+        break;
+      }
+      case Op::prelu: {
+        Step* conv = open_convolution(n.a);
+        if (conv != nullptr && conv->slope.empty() && conv->other < 0) {
+          conv->slope = n.tensors[0];
+          conv->output = n.out;
+          producer[n.out] = static_cast<std::size_t>(conv - steps_.data());
+        } else {
+          Step s;
+          s.kind = Step::Kind::prelu;
+          s.input = x;
+          s.output = n.out;
+          s.order = order;
+          s.slope = n.tensors[0];
+          steps_.push_back(std::move(s));
+        }
+        channels[n.out] = channels[x];
+        break;
+      }
+      case Op::add: {
+        const std::int64_t y = alias[n.b];
+        Step* conv = nullptr;
+        std::int64_t residual = -1;
+        for (const auto& [candidate, rest] : {std::pair{n.a, y}, std::pair{n.b, x}}) {
+          Step* c = open_convolution(candidate);
+          if (c != nullptr && c->other < 0 && rest != c->input) {
+            conv = c;
+            residual = rest;
+            break;
+          }
+        }
+        if (conv != nullptr) {
+          // Runs where the sum was told, once both operands exist.
+          conv->other = residual;
+          conv->output = n.out;
+          conv->order = order;
+          producer[n.out] = static_cast<std::size_t>(conv - steps_.data());
+        } else {
+          Step s;
+          s.kind = Step::Kind::add;
+          s.input = x;
+          s.other = y;
+          s.output = n.out;
+          s.order = order;
+          steps_.push_back(std::move(s));
+        }
+        channels[n.out] = channels[x];
+        break;
+      }
+    }
+  }
+  input_ = 0;
+  output_ = alias[result.id];
+  std::stable_sort(steps_.begin(), steps_.end(),
+                   [](const Step& l, const Step& r) { return l.order < r.order; });
+
+  last_use_.assign(values_, -1);
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    last_use_[steps_[i].input] = static_cast<std::int64_t>(i);
+    if (steps_[i].other >= 0) last_use_[steps_[i].other] = static_cast<std::int64_t>(i);
+  }
+  last_use_[output_] = static_cast<std::int64_t>(steps_.size());
+
+  // The folded values, rounded once to the types they run in.
+  Backend& be = backend_;
+  auto upload = [&](const std::vector<double>& v, const Shape& shape, DType type) {
+    if (v.empty()) return Tensor();
+    Tensor host = Tensor::host(shape, DType::f32);
+    std::transform(v.begin(), v.end(), host.data<float>(),
+                   [](double d) { return static_cast<float>(d); });
+    Tensor f32 = be.empty(shape, DType::f32, MemoryPurpose::weights);
+    be.copy(host, f32);
+    if (type == DType::f32) return f32;
+    Tensor rounded = be.empty(shape, type, MemoryPurpose::weights);
+    be.cast(f32, rounded);
+    return rounded;
+  };
+  const DType filters = precision == InferencePrecision::bf16 ? DType::bf16 : DType::f32;
+  for (Step& s : steps_) {
+    switch (s.kind) {
+      case Step::Kind::convolution: {
+        const std::int64_t per_output = static_cast<std::int64_t>(s.w.size()) / s.out_channels;
+        s.weight = upload(s.w, {s.out_channels, s.kernel, s.kernel, per_output / (s.kernel * s.kernel)},
+                          filters);
+        s.bias = upload(s.b, {s.out_channels}, DType::f32);
+        s.prelu_slope = upload(s.slope, {s.out_channels}, DType::f32);
+        break;
+      }
+      case Step::Kind::batch_norm: {
+        const auto c = static_cast<std::int64_t>(s.statistics[0].size());
+        s.gamma = upload(s.statistics[0], {c}, DType::f32);
+        s.beta = upload(s.statistics[1], {c}, DType::f32);
+        s.mean = upload(s.statistics[2], {c}, DType::f32);
+        s.var = upload(s.statistics[3], {c}, DType::f32);
+        break;
+      }
+      case Step::Kind::prelu:
+        s.prelu_slope = upload(s.slope, {static_cast<std::int64_t>(s.slope.size())}, DType::f32);
+        break;
+      case Step::Kind::add:
+        break;
+    }
+    s.w = s.b = s.slope = {};
+    s.statistics.clear();
+  }
+}
+
+InferenceNetwork::~InferenceNetwork() = default;
+
+std::int64_t InferenceNetwork::convolutions() const {
+  return std::count_if(steps_.begin(), steps_.end(),
+                       [](const Step& s) { return s.kind == Step::Kind::convolution; });
+}
+
+std::int64_t InferenceNetwork::standalone_steps() const {
+  return static_cast<std::int64_t>(steps_.size()) - convolutions();
+}
+
+Tensor InferenceNetwork::forward(const Tensor& images) {
+  Backend& be = backend_;
+  PFC_CHECK(images.rank() == 4 && images.dtype() == DType::f32,
+            "inference network: images {} {}, expected [n, s, s, 3] f32", images.describe(),
+            dtype_name(images.dtype()));
+  const std::int64_t n = images.dim(0);
+  std::vector<Tensor> values(values_);
+  values[input_] = images;
+  // Every value is [n, h, w, c]; a Linear's output is [n, 1, 1, c].
+  auto as_map = [&](const Tensor& t) {
+    return t.rank() == 4 ? t : t.reshape({n, 1, 1, t.numel() / std::max<std::int64_t>(n, 1)});
+  };
+  for (std::size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
+    const Tensor x = as_map(values[s.input]);
+    const std::int64_t c = x.dim(3);
+    Tensor y;
+    switch (s.kind) {
+      case Step::Kind::convolution: {
+        Conv2dGeometry g;
+        g.batch = n;
+        g.in_h = x.dim(1);
+        g.in_w = x.dim(2);
+        g.in_channels = c;
+        g.out_channels = s.out_channels;
+        g.kernel = s.whole_map ? x.dim(1) : s.kernel;
+        g.stride = s.stride;
+        g.pad = s.pad;
+        g.groups = s.groups;
+        ConvEpilogue epilogue;
+        if (s.bias.defined()) epilogue.bias = &s.bias;
+        if (s.prelu_slope.defined()) epilogue.prelu_slope = &s.prelu_slope;
+        if (s.other >= 0) {
+          epilogue.accumulate = true;
+          const Tensor residual = as_map(values[s.other]);
+          PFC_CHECK(residual.shape() == g.output_shape(),
+                    "inference network: a sum of {} and a convolution's {}",
+                    shape_string(residual.shape()), shape_string(g.output_shape()));
+          if (last_use_[s.other] == static_cast<std::int64_t>(i) && s.other != input_) {
+            y = residual;  // its last reader: summed into in place
+          } else {
+            y = be.empty(g.output_shape(), DType::f32, MemoryPurpose::activations);
+            be.copy(residual, y);
+          }
+        } else {
+          y = be.empty(g.output_shape(), DType::f32, MemoryPurpose::activations);
+        }
+        be.conv2d_forward_fused(g, x, s.weight, epilogue, y);
+        break;
+      }
+      case Step::Kind::batch_norm: {
+        y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
+        Tensor rows = y.reshape({x.numel() / c, c});
+        be.batchnorm_forward_inference(x.reshape({x.numel() / c, c}), s.gamma, s.beta, s.mean,
+                                       s.var, s.eps, rows);
+        break;
+      }
+      case Step::Kind::prelu: {
+        y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
+        Tensor rows = y.reshape({x.numel() / c, c});
+        be.prelu_forward(x.reshape({x.numel() / c, c}), s.prelu_slope, rows);
+        break;
+      }
+      case Step::Kind::add: {
+        y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
+        be.add(x, as_map(values[s.other]), y);
+        break;
+      }
+    }
+    values[s.output] = y;
+    for (std::int64_t v = 0; v < values_; ++v)
+      if (last_use_[v] == static_cast<std::int64_t>(i)) values[v] = Tensor();
+  }
+  return values[output_].reshape({n, embedding_size_});
+}
+
+}  // namespace pfc

@@ -1,0 +1,50 @@
+// A backbone prepared for an inference command on a backend that fuses inference
+// (Backend::fuses_inference): its inference graph (model/inference_graph.h) recorded once,
+// then rewritten as onnxruntime and oneDNN's graph passes do, whichever network it is:
+//  - a batch-norm after a convolution or a Linear is folded into its weights and bias;
+//  - a PReLU after one, and then a residual sum of its output, run as its epilogue
+//    (Backend::conv2d_forward_fused), so its output is written once;
+//  - a flatten and the Linear after it become one convolution whose kernel covers the whole
+//    map (the Linear's columns reordered from PyTorch's CHW to pfc's HWC);
+//  - what is left (a batch-norm before a convolution, whose padding makes folding inexact,
+//    and any PReLU, sum or batch-norm that does not follow one) runs as its own primitive.
+// The folding is done in f64 from the f32 parameters, then rounded once. In bf16 precision
+// the folded filters are rounded to bf16; biases, slopes and everything between the
+// convolutions stay f32. The parameters must not change while it is in use
+// (Backbone::prepare_inference); the plain forward stays the reference it is tested against.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backend/backend.h"
+#include "model/inference_precision.h"
+
+namespace pfc {
+
+class Backbone;
+
+class InferenceNetwork {
+ public:
+  InferenceNetwork(const Backbone& backbone, InferencePrecision precision);
+  ~InferenceNetwork();
+
+  // images [n, s, s, 3] f32 -> embeddings [n, embedding_size] f32 (Backbone::forward's).
+  Tensor forward(const Tensor& images);
+
+  // What the rewriting left, for tests and logs: fused convolutions, and the primitives
+  // that run on their own.
+  std::int64_t convolutions() const;
+  std::int64_t standalone_steps() const;
+
+ private:
+  struct Step;
+  Backend& backend_;
+  std::vector<Step> steps_;
+  std::int64_t values_ = 0;      // value ids are below this
+  std::int64_t input_ = -1, output_ = -1;
+  std::int64_t embedding_size_ = 0;
+  std::vector<std::int64_t> last_use_;  // by value: the last step that reads it
+};
+
+}  // namespace pfc
