@@ -17,11 +17,12 @@ Buffer* Backbone::find_buffer(const std::string& name) const {
 }
 
 void Backbone::prepare_inference(InferencePrecision precision) {
-  const bool fused = backend().fuses_inference() && master_dtype() == DType::f32;
+  const bool fused = backend().fuses_inference() && master_dtype() == DType::f32 && traces();
   PFC_CHECK(fused || precision == InferencePrecision::f32,
             "bf16 inference runs on the CPU backend's fused f32 network only ({} backend, {} "
-            "masters)",
-            backend().name(), dtype_name(master_dtype()));
+            "masters, {})",
+            backend().name(), dtype_name(master_dtype()),
+            traces() ? "a traceable network" : "a network that cannot be traced yet");
   prepared_.reset();
   if (fused) prepared_ = std::make_shared<InferenceNetwork>(*this, precision);
 }
