@@ -71,7 +71,7 @@ TEST(PlanMaxClasses, ADeviceTooSmallForAnyClassSaysNone) {
 }
 
 // An embedding of 1 on a petabyte: memory never runs out, but past 2^31 sampled rows a shard's
-// GEMM is beyond the BLAS's int. Those counts do not fit, and the table says why.
+// GEMM is beyond OpenBLAS's 32-bit blasint. Those counts do not fit, and the table says why.
 TEST(PlanMaxClasses, ACountTheBackendCannotRunDoesNotFit) {
   Config cfg = planned_config("max_classes_refused");
   cfg.embedding_size = 1;
@@ -82,7 +82,7 @@ TEST(PlanMaxClasses, ACountTheBackendCannotRunDoesNotFit) {
       largest_num_classes(cfg, "f32", comm, meta, {1, nullptr, kPetabyte}, kResolution);
   EXPECT_GT(m.num_classes, 0);
   EXPECT_TRUE(fits(cfg, "f32", m.num_classes, kPetabyte));
-  EXPECT_NE(m.refused.find("exceeds the BLAS's int"), std::string::npos) << m.refused;
+  EXPECT_NE(m.refused.find("exceeds OpenBLAS's 32-bit blasint"), std::string::npos) << m.refused;
   EXPECT_NE(format_max_classes({m}, cfg, nullptr, 2).find("f32: the planned backend refuses"),
             std::string::npos);
 }
