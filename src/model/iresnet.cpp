@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "backend/meta/size_only_host_allocator.h"
 #include "core/counter_rng.h"
+#include "model/initial_values.h"
 
 namespace pfc {
 
@@ -103,15 +103,10 @@ void IResNet::initialize(std::uint64_t seed) {
       const std::string s(suffix);
       return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0;
     };
-    Tensor host = Tensor::empty(p->value.shape(), DType::f32, host_allocator_for(*ctx_.backend),
-                                MemoryPurpose::workspace);
-    // A plan (the meta device) holds no values: only the buffer's size counts.
-    if (host.device() == DeviceKind::meta) {
-      ctx_.backend->copy_cast(host, p->value);
-      continue;
-    }
-    float* v = host.data<float>();
-    const std::int64_t n = host.numel();
+    std::optional<Tensor> host = initial_values_buffer(*ctx_.backend, *p);
+    if (!host) continue;
+    float* v = host->data<float>();
+    const std::int64_t n = host->numel();
     const std::uint64_t key = stream_key(seed, name);
     if (p->layout == TorchLayout::conv_oihw) {
       for (std::int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(0.1 * counter_normal(key, i));
@@ -126,7 +121,7 @@ void IResNet::initialize(std::uint64_t seed) {
       for (std::int64_t i = 0; i < n; ++i) v[i] = fill;
     }
     // The same f32 values in every mode: an f64 run starts where an f32 one does.
-    ctx_.backend->copy_cast(host, p->value);
+    ctx_.backend->copy_cast(*host, p->value);
   }
   for (Buffer* b : buffers_)
     ctx_.backend->fill(b->value, b->name.size() > 4 && b->name.ends_with("_var") ? 1.0 : 0.0);

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend/meta/size_only_host_allocator.h"
 #include "core/counter_rng.h"
+#include "model/initial_values.h"
 
 namespace pfc {
 
@@ -120,15 +120,10 @@ void MobileFaceNet::initialize(std::uint64_t seed) {
                        [&](const Buffer* b) { return b->name == name; });
   };
   for (Parameter* p : parameters_) {
-    Tensor host = Tensor::empty(p->value.shape(), DType::f32, host_allocator_for(*ctx_.backend),
-                                MemoryPurpose::workspace);
-    // A plan (the meta device) holds no values: only the buffer's size counts.
-    if (host.device() == DeviceKind::meta) {
-      ctx_.backend->copy_cast(host, p->value);
-      continue;
-    }
-    float* v = host.data<float>();
-    const std::int64_t n = host.numel();
+    std::optional<Tensor> host = initial_values_buffer(*ctx_.backend, *p);
+    if (!host) continue;
+    float* v = host->data<float>();
+    const std::int64_t n = host->numel();
     const Shape& t = p->torch_shape;
     if (p->layout != TorchLayout::same) {
       // kaiming_normal_(mode="fan_out", nonlinearity="relu"): PyTorch's fan_out is the output
@@ -146,7 +141,7 @@ void MobileFaceNet::initialize(std::uint64_t seed) {
       std::fill(v, v + n, fill);
     }
     // The same f32 values in every mode: an f64 run starts where an f32 one does.
-    ctx_.backend->copy_cast(host, p->value);
+    ctx_.backend->copy_cast(*host, p->value);
   }
   for (Buffer* b : buffers_) ctx_.backend->fill(b->value, b->name.ends_with("_var") ? 1.0 : 0.0);
   refresh_working_copies();

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "backend/meta/size_only_host_allocator.h"
 #include "core/counter_rng.h"
+#include "model/initial_values.h"
 
 namespace pfc {
 
@@ -242,15 +242,10 @@ void VisionTransformer::initialize(std::uint64_t seed) {
   const double patch_bound = 1.0 / std::sqrt(3.0 * static_cast<double>(options_.patch_size *
                                                                        options_.patch_size));
   for (Parameter* p : parameters_) {
-    Tensor host = Tensor::empty(p->value.shape(), DType::f32, host_allocator_for(*ctx_.backend),
-                                MemoryPurpose::workspace);
-    // A plan (the meta device) holds no values: only the buffer's size counts.
-    if (host.device() == DeviceKind::meta) {
-      ctx_.backend->copy_cast(host, p->value);
-      continue;
-    }
-    float* v = host.data<float>();
-    const std::int64_t count = host.numel();
+    std::optional<Tensor> host = initial_values_buffer(*ctx_.backend, *p);
+    if (!host) continue;
+    float* v = host->data<float>();
+    const std::int64_t count = host->numel();
     const std::uint64_t key = stream_key(seed, p->name);
     const std::string& name = p->name;
     const bool is_bias = name.ends_with(".bias");
@@ -269,7 +264,7 @@ void VisionTransformer::initialize(std::uint64_t seed) {
       for (std::int64_t i = 0; i < count; ++i)
         v[i] = std::clamp(normal_value(key, i, 0.02), -2.0f, 2.0f);
     }
-    ctx_.backend->copy_cast(host, p->value);
+    ctx_.backend->copy_cast(*host, p->value);
   }
   for (Buffer* b : buffers_) ctx_.backend->fill(b->value, b->name.ends_with("_var") ? 1.0 : 0.0);
   refresh_working_copies();
