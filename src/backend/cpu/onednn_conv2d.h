@@ -31,7 +31,8 @@ const char* conv_direction_name(ConvDirection direction);
 bool onednn_built();
 
 // False for the shapes whose oneDNN kernels are not trusted (strided 1x1 convolutions with
-// channel counts that are not multiples of 16): those run on the reference.
+// channel counts that are not multiples of 16, planes of 2^31 pixels or more): those run on
+// the reference.
 bool onednn_trusted_shape(const Conv2dGeometry& g);
 
 // The workspace bytes oneDNN needs to compute this f32 convolution, or nothing when it leaves

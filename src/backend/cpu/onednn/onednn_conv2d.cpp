@@ -215,8 +215,11 @@ bool onednn_built() { return true; }
 // first) write past their buffers when a group's channels are not a multiple of its 16-float
 // block: seen as heap corruption at 112x112 with 8 channels. iresnet's and MobileFaceNet's
 // shortcuts have 64 and more; smaller ones run on the reference.
+// Planes past oneDNN's 32-bit pixel counts (above) are not trusted either, so that the fused
+// inference convolutions leave them to the reference as the plain ones do.
 bool onednn_trusted_shape(const Conv2dGeometry& g) {
-  return !(g.kernel == 1 && g.stride > 1 &&
+  return plane_fits_onednn(g) &&
+         !(g.kernel == 1 && g.stride > 1 &&
            (g.in_per_group() % 16 != 0 || g.out_per_group() % 16 != 0));
 }
 
