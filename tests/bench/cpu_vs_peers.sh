@@ -128,7 +128,7 @@ record() {  # record CASE OURS THEIRS [OURS_BF16]
 }
 # pfc's bf16 rows where the CPU has bf16 instructions (pfc info: oneDNN's instruction set).
 has_bf16=false
-"$pfc" info | grep -qE '^CPU backend: oneDNN .*(BF16|AMX)' && has_bf16=true
+grep -qE '^CPU backend: oneDNN .*(BF16|AMX)' <<<"$("$pfc" info)" && has_bf16=true
 
 order=() c=""
 for layout in 2x1 1x2; do

@@ -18,7 +18,7 @@ launcher=$!
 for _ in $(seq 300); do grep -q "Global Step: 7 " "$work/run.log" && break; sleep 0.1; done
 victim=
 for pid in $(pgrep -f -- "output=\"$run\""); do
-  tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=2 && victim=$pid
+  grep -qx OMPI_COMM_WORLD_RANK=2 <<<"$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null)" && victim=$pid
 done
 [ -n "$victim" ] || { fail "rank 2 not found"; kill "$launcher"; exit 1; }
 kill -STOP "$victim"

@@ -36,7 +36,7 @@ grep -q "PFC_CUDA=ON but not found: cuDNN" "$work/missing.log" ||
   fail "the error does not name cuDNN: $(cat "$work/missing.log")"
 
 # A GPU code this nvcc cannot build (Volta, with CUDA 13) is refused before nvcc is tried.
-if ! "$nvcc" --list-gpu-code | grep -qx sm_70; then
+if ! grep -qx sm_70 <<<"$("$nvcc" --list-gpu-code)"; then
   configure "$work/volta" -DCMAKE_CUDA_ARCHITECTURES="70;90" &&
     fail "CMAKE_CUDA_ARCHITECTURES=70;90 configured with an nvcc that cannot build sm_70"
   grep -q "CMAKE_CUDA_ARCHITECTURES asks for 70, which this nvcc" "$work/volta.log" ||

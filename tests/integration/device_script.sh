@@ -29,7 +29,7 @@ check_returns() {
   files=$(find "$out" -type f | sed "s|^$out/||" | sort | tr '\n' ' ')
   [[ $files == "logs.tar.gz preflight.txt summary.txt " ]] ||
     fail "$out holds '$files', not the three files"
-  find "$out" -mindepth 3 | grep -q . && fail "$out has entries more than two folders down"
+  [[ -n $(find "$out" -mindepth 3) ]] && fail "$out has entries more than two folders down"
   local f
   for f in "$out"/*; do
     (($(stat -c %s "$f") <= 16 * 1024 * 1024)) || fail "$f is over 16 MiB"
@@ -211,7 +211,7 @@ grep -qF "== library folders chosen: $site/cudnn/lib $libs/system $site/nccl/lib
 grep -qF "LD_LIBRARY_PATH: $fake/lib:$site/cudnn/lib:$libs/system:$site/nccl/lib:$libs/system" \
   "$pre" || fail "the tree's lib folder and the chosen ones do not come first: $(grep ^LD_ "$pre")"
 # Before the choice NCCL is nowhere on the path; no failure: the check comes after the choice.
-sed -n '/^== ldd .* (before/,/^== ldconfig/p' "$pre" | grep -q "libnccl.so.2 => not found" ||
+grep -q "libnccl.so.2 => not found" <<<"$(sed -n '/^== ldd .* (before/,/^== ldconfig/p' "$pre")" ||
   fail "the pre-flight's first ldd should miss NCCL"
 after=$(sed -n '/^== ldd .* (with the chosen folders)/,$p' "$pre")
 grep -q "not found" <<<"$after" && fail "with the chosen folders ldd still misses: $after"
@@ -246,13 +246,13 @@ if [[ -x $build/bin/pfc_gpu_tests ]]; then
     summary_line "$work/split" "$step" |
       grep -Eq "\| PASS \([0-9]+ passed, [1-9][0-9]* skipped, 0 failed\)$" ||
       fail "step $step: $(summary_line "$work/split" "$step")"
-    archived "$work/split" "$step.xml" | grep -q "<testsuites" || fail "no XML report of $step"
+    grep -q "<testsuites" <<<"$(archived "$work/split" "$step.xml")" || fail "no XML report of $step"
   done
   suites() { archived "$work/split" "$1.xml" | sed -n 's/.*<testsuite name="\([^"]*\)".*/\1/p'; }
-  suites gpu_tests_kernels | grep -q "GpuPartialFc$" || fail "the first call lacks PartialFC"
-  suites gpu_tests_kernels | grep -q "GpuConv" && fail "the first call ran cuDNN's convolutions"
-  suites gpu_tests_cudnn | grep -q "GpuConv$" || fail "the second call lacks the convolutions"
-  suites gpu_tests_cudnn | grep -Eq "GpuPartialFc$|GpuLargeGemm" &&
+  grep -q "GpuPartialFc$" <<<"$(suites gpu_tests_kernels)" || fail "the first call lacks PartialFC"
+  grep -q "GpuConv" <<<"$(suites gpu_tests_kernels)" && fail "the first call ran cuDNN's convolutions"
+  grep -q "GpuConv$" <<<"$(suites gpu_tests_cudnn)" || fail "the second call lacks the convolutions"
+  grep -Eq "GpuPartialFc$|GpuLargeGemm" <<<"$(suites gpu_tests_cudnn)" &&
     fail "the second call repeats the first's tests or the large GEMM"
   [[ $(suites gpu_large_gemm) == GpuLargeGemm ]] ||
     fail "the large GEMM's call ran '$(suites gpu_large_gemm | tr '\n' ' ')'"

@@ -231,7 +231,7 @@ fi
 # ---- pfc report and the ROC figure ------------------------------------------------------
 "$PFC" report "$work/run" >"$work/report.md" 2>&1 || { fail "pfc report"; cat "$work/report.md"; }
 grep -q "IJB" "$work/report.md" || fail "pfc report has no IJB table"
-grep -F "$result" "$work/report.md" | grep -qF "$(echo "$ours" | awk '{print $3}')" ||
+grep -qF "$(echo "$ours" | awk '{print $3}')" <<<"$(grep -F "$result" "$work/report.md")" ||
   { fail "pfc report's IJB row lacks TAR@1e-4 $(echo "$ours" | awk '{print $3}')";
     cat "$work/report.md"; }
 if "$python" -c 'import matplotlib' 2>/dev/null; then

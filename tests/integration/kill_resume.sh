@@ -22,7 +22,7 @@ mpiexec -n 2 "$PFC" train input/smoke.toml "${settings[@]}" --set output=\"$work
 rank_pid() {
   local pid
   for pid in $(pgrep -f -- "output=\"$1\""); do
-    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" &&
+    grep -qx "OMPI_COMM_WORLD_RANK=$2" <<<"$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null)" &&
       echo "$pid"
   done
 }

@@ -203,7 +203,7 @@ echo "ijb: $((SECONDS - start)) s"
 # is 0.17 points, and the protocol's thresholds (a 0.01 grid, chosen per fold) move whole
 # pairs: measured, bf16 0.81167 against f32's 0.80667 (3 pairs), AUC 0.93634 against 0.93607,
 # with every embedding within cosine 0.9999 of f32's.
-if "$PFC" info | grep -qE '^CPU backend: oneDNN .*(BF16|AMX)'; then
+if grep -qE '^CPU backend: oneDNN .*(BF16|AMX)' <<<"$("$PFC" info)"; then
   mpiexec -n $ranks "$PFC" verify "$work/trained" "$work/data/synth_py3.bin" --precision bf16 \
     >"$work/verify_bf16.log" 2>&1 || fail "pfc verify --precision bf16: exit code $?"
   "$PFC" ijb "$work/trained" "$work/ijb" --output "$work/ijb_trained_bf16.h5" --batch-size 64 \

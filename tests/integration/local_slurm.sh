@@ -95,7 +95,7 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP OverSu
 CONF
 export SLURM_CONF=$slurm_dir/slurm.conf
 # The job scripts launch with srun --mpi=pmix, as on clusters; OpenMPI's ranks need it.
-srun --mpi=list 2>&1 | grep -qw pmix ||
+grep -qw pmix <<<"$(srun --mpi=list 2>&1)" ||
   { echo "skip: srun offers no pmix (slurm-wlm's mpi_pmix plugin)"; exit 77; }
 sed -i 's/^MpiDefault=none$/MpiDefault=pmix/' "$SLURM_CONF"
 

@@ -32,7 +32,7 @@ check_module() {
   [[ -f $PFC_INPUT_DIR/smoke.toml ]] || fail "no configs in $PFC_INPUT_DIR"
   pfc info >"$tmp/info.txt" || fail "pfc info failed"
   grep -q "^pfc $version" "$tmp/info.txt" || fail "pfc info printed no version $version"
-  module whatis pfc 2>&1 | grep -q "Version: $version" || fail "whatis gives no version"
+  grep -q "Version: $version" <<<"$(module whatis pfc 2>&1)" || fail "whatis gives no version"
   module help pfc >"$tmp/help.txt" 2>&1
   for library in "MPI   [A-Za-z]" "CUDA  [A-Za-z]" "HDF5  HDF5 [0-9]"; do
     grep -q "^ *$library" "$tmp/help.txt" || fail "the help names no '$library' built against"

@@ -24,7 +24,7 @@ expect_exit 0 changed "$notice" -- train --set output=\""$run"\" --set resume=tr
   --set frequent=1 "${changes[@]}"
 [ "$(grep -c "differs from the one checkpoint" "$work/changed.log")" = 1 ] ||
   fail "not one notice of the changed keys"
-grep "differs from the one checkpoint" "$work/changed.log" | grep -qE "steps|frequent" &&
+grep -qE "steps|frequent" <<<"$(grep "differs from the one checkpoint" "$work/changed.log")" &&
   fail "the notice names keys that only say how the run is carried out"
 
 # The whole classifier on every rank (dp) from a checkpoint of a split one.

@@ -53,14 +53,14 @@ signal_out=$tmp/bench_signal
 job=$(PFC_BENCH_OUTPUT=$signal_out PFC_STEPS=1000000 PFC_SET=num_epoch=100000 PFC_REQUEUE=0 \
   submit_row --output="$tmp/job_signal.out")
 for _ in $(seq 120); do  # until DP has logged a row: its handlers are installed by then
-  "$pfc" report "$signal_out" --format csv 2>/dev/null | grep -q '^125000,DP,running,[0-9]' && break
+  grep -q '^125000,DP,running,[0-9]' <<<"$("$pfc" report "$signal_out" --format csv 2>/dev/null)" && break
   sleep 1
 done
 scancel --signal=USR1 --batch "$job"
 job_state=$(wait_job "$job")
 cat "$tmp/job_signal.out"
 [[ $job_state == COMPLETED ]] || { echo "FAIL: signalled job $job ended $job_state"; exit 1; }
-"$pfc" report "$signal_out" --format csv | grep -q '^125000,DP,ok,[0-9]' ||
+grep -q '^125000,DP,ok,[0-9]' <<<"$("$pfc" report "$signal_out" --format csv)" ||
   { echo "FAIL: the stopped DP run did not end ok"; exit 1; }
 [[ ! -e $signal_out/row_0125k/dp/done && ! -e $signal_out/row_0125k/mp ]] ||
   { echo "FAIL: after the signal, DP was marked done or MP started"; exit 1; }
