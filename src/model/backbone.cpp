@@ -17,12 +17,11 @@ Buffer* Backbone::find_buffer(const std::string& name) const {
 }
 
 void Backbone::prepare_inference(InferencePrecision precision) {
-  const bool fused = backend().fuses_inference() && master_dtype() == DType::f32 && traces();
+  const bool fused = backend().fuses_inference() && master_dtype() == DType::f32;
   PFC_CHECK(fused || precision == InferencePrecision::f32,
             "bf16 inference runs on the CPU backend's fused f32 network only ({} backend, {} "
-            "masters, {})",
-            backend().name(), dtype_name(master_dtype()),
-            traces() ? "a traceable network" : "a network that cannot be traced yet");
+            "masters)",
+            backend().name(), dtype_name(master_dtype()));
   prepared_.reset();
   if (fused) prepared_ = std::make_shared<InferenceNetwork>(*this, precision);
 }

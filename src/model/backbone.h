@@ -36,9 +36,6 @@ class Backbone {
   // The network in inference mode as layer applications on `graph` (model/inference_graph.h),
   // from normalised NCHW images to the embeddings.
   virtual GraphValue trace(InferenceGraph& graph, GraphValue images) const = 0;
-  // Whether trace() can write this network (export, the fused inference network); the Vision
-  // Transformers cannot yet, and run inference on their plain forward.
-  virtual bool traces() const { return true; }
 
   // The network only runs inference from now on, its parameters and buffers unchanged (an
   // inference command). Where the backend fuses inference (Backend::fuses_inference), it is

@@ -72,8 +72,8 @@ Tensor Conv2d::backward(const Tensor& dy, bool need_input_grad) {
 
 void Conv2d::release() { saved_input_ = Tensor(); }
 
-GraphValue Conv2d::trace(InferenceGraph& graph, GraphValue x) const {
-  return graph.convolution(x, torch_named_value(*ctx_.backend, weight),
+GraphValue Conv2d::trace(InferenceGraph& graph, GraphValue x, const NamedTensor* bias) const {
+  return graph.convolution(x, torch_named_value(*ctx_.backend, weight), bias,
                            ConvolutionSpec{kernel_, stride_, pad_, groups_});
 }
 

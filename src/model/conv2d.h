@@ -26,8 +26,9 @@ class Conv2d {
   // before backward: a block that recomputes the input instead of holding it.
   void drop_input() { saved_input_ = Tensor(); }
   void restore_input(Tensor x) { saved_input_ = std::move(x); }
-  // The convolution in inference mode (model/inference_graph.h).
-  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
+  // The convolution in inference mode (model/inference_graph.h), with the bias its owner
+  // adds after it where there is one (the Vision Transformer's patch embedding).
+  GraphValue trace(InferenceGraph& graph, GraphValue x, const NamedTensor* bias = nullptr) const;
 
   Parameter weight;
 

@@ -4,7 +4,8 @@
 // traces a module, in PyTorch's terms: NCHW values, weights in PyTorch layout under their
 // state_dict names. So a writer never needs to know which network it writes, and every
 // network built from these layers (iresnet; MobileFaceNet: grouped and depthwise
-// convolutions, the GDC head, a Linear without bias, BatchNorm1d) can be written by it.
+// convolutions, the GDC head, a Linear without bias, BatchNorm1d; the Vision Transformers:
+// tokens, LayerNorm, multi-head self-attention, ReLU6) can be written by it.
 #pragma once
 
 #include <cstdint>
@@ -13,8 +14,8 @@
 
 namespace pfc {
 
-// A value of the graph ([n, c, h, w] or [n, c]; n is the batch, left open), made by the
-// writer; layers only pass it on.
+// A value of the graph ([n, c, h, w], [n, tokens, c] or [n, c]; n is the batch, left open),
+// made by the writer; layers only pass it on.
 struct GraphValue {
   std::int64_t id = -1;
 };
@@ -30,9 +31,9 @@ class InferenceGraph {
  public:
   virtual ~InferenceGraph() = default;
 
-  // Convolution without bias; weight [out, in / groups, k, k].
+  // Convolution; weight [out, in / groups, k, k]; bias [out], null for bias=False.
   virtual GraphValue convolution(GraphValue x, const NamedTensor& weight,
-                                 const ConvolutionSpec& spec) = 0;
+                                 const NamedTensor* bias, const ConvolutionSpec& spec) = 0;
   // Per channel (dimension 1): (x - mean) / sqrt(var + eps) * scale + shift, on [n, c, h, w]
   // (BatchNorm2d) or [n, c] (BatchNorm1d).
   virtual GraphValue batch_norm(GraphValue x, const NamedTensor& scale, const NamedTensor& shift,
@@ -41,10 +42,27 @@ class InferenceGraph {
   // max(x, 0) + slope[c] * min(x, 0), one slope per channel (dimension 1).
   virtual GraphValue prelu(GraphValue x, const NamedTensor& slope) = 0;
   virtual GraphValue add(GraphValue a, GraphValue b) = 0;
-  // [n, c, h, w] -> [n, c*h*w] in PyTorch's order (index c*h*w + y*w + x).
+  // Every dimension after the batch as one, in PyTorch's order: [n, c, h, w] -> [n, c*h*w]
+  // (index c*h*w + y*w + x); [n, t, c] -> [n, t*c] (index t*c + c).
   virtual GraphValue flatten(GraphValue x) = 0;
-  // x [n, in] -> x weightᵀ (+ bias); weight [out, in]; bias null for Linear(bias=False).
+  // Over the last dimension: x [n, in] or [n, t, in] -> x weightᵀ (+ bias); weight [out, in];
+  // bias null for Linear(bias=False).
   virtual GraphValue linear(GraphValue x, const NamedTensor& weight, const NamedTensor* bias) = 0;
+
+  // ---- the Vision Transformers' layers, on tokens [n, t, c] ------------------------------
+  // [n, c, h, w] -> [n, h*w, c]: a patch convolution's map as tokens, x.flatten(2).transpose(1, 2).
+  virtual GraphValue tokens(GraphValue x) = 0;
+  // x + p with p [1, ...] of x's shape after the batch (a learned position embedding).
+  virtual GraphValue add_parameter(GraphValue x, const NamedTensor& p) = 0;
+  // LayerNorm over the last dimension: (x - mean) / sqrt(biased var + eps) * scale + shift.
+  virtual GraphValue layer_norm(GraphValue x, const NamedTensor& scale, const NamedTensor& shift,
+                                double eps) = 0;
+  // min(max(x, 0), 6).
+  virtual GraphValue relu6(GraphValue x) = 0;
+  // Multi-head self-attention after its qkv Linear: qkv [n, t, 3c], each token's q, k and v
+  // one after the other, each [heads, c / heads] -> per head softmax(q kᵀ / sqrt(c / heads)) v,
+  // the heads side by side: [n, t, c].
+  virtual GraphValue attention(GraphValue qkv, std::int64_t heads) = 0;
 };
 
 }  // namespace pfc

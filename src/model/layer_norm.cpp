@@ -58,4 +58,9 @@ void LayerNorm::collect(std::vector<Parameter*>& parameters) {
   parameters.insert(parameters.end(), {&weight, &bias});
 }
 
+GraphValue LayerNorm::trace(InferenceGraph& graph, GraphValue x) const {
+  Backend& be = *ctx_.backend;
+  return graph.layer_norm(x, torch_named_value(be, weight), torch_named_value(be, bias), kEps);
+}
+
 }  // namespace pfc

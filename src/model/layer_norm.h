@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/inference_graph.h"
 #include "model/model_context.h"
 #include "model/parameter.h"
 
@@ -23,6 +24,7 @@ class LayerNorm {
   Tensor backward(const Tensor& dy);
   void release();
   void collect(std::vector<Parameter*>& parameters);
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
   Parameter weight, bias;
 

@@ -54,4 +54,11 @@ void TokenLinear::collect(std::vector<Parameter*>& parameters) {
   if (with_bias_) parameters.push_back(&bias);
 }
 
+GraphValue TokenLinear::trace(InferenceGraph& graph, GraphValue x) const {
+  const NamedTensor w = torch_named_value(*ctx_.backend, weight);
+  if (!with_bias_) return graph.linear(x, w, nullptr);
+  const NamedTensor b = torch_named_value(*ctx_.backend, bias);
+  return graph.linear(x, w, &b);
+}
+
 }  // namespace pfc

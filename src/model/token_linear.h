@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/inference_graph.h"
 #include "model/model_context.h"
 #include "model/parameter.h"
 
@@ -24,6 +25,8 @@ class TokenLinear {
   void release() { saved_input_ = Tensor(); }
   // weight, then bias where there is one: PyTorch's order.
   void collect(std::vector<Parameter*>& parameters);
+  // The Linear in inference mode, over the last dimension of x (model/inference_graph.h).
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
   Parameter weight, bias;
 

@@ -232,10 +232,16 @@ void VisionTransformer::backward(const Tensor& embeddings_grad) {
   patch_.backward(d.reshape({n, grid_, grid_, width}), /*need_input_grad=*/false);
 }
 
-GraphValue VisionTransformer::trace(InferenceGraph&, GraphValue) const {
-  throw UsageError(fmt::format("{}: export of a Vision Transformer to another model format is "
-                               "not supported yet",
-                               describe()));
+GraphValue VisionTransformer::trace(InferenceGraph& graph, GraphValue images) const {
+  Backend& be = *ctx_.backend;
+  const NamedTensor patch_bias = torch_named_value(be, patch_bias_);
+  GraphValue x = graph.tokens(patch_.trace(graph, images, &patch_bias));
+  x = graph.add_parameter(x, torch_named_value(be, pos_embed_));
+  for (const auto& block : blocks_) x = block->trace(graph, x);
+  // In inference nothing is masked: mask_token is not used.
+  x = graph.flatten(norm_.trace(graph, x));
+  x = feature1_.trace(graph, feature0_.trace(graph, x));
+  return feature3_.trace(graph, feature2_.trace(graph, x));
 }
 
 void VisionTransformer::initialize(std::uint64_t seed) {

@@ -52,9 +52,7 @@ class VisionTransformer final : public Backbone {
 
   Tensor forward(const Tensor& images, ForwardMode mode) override;
   void backward(const Tensor& embeddings_grad) override;
-  // No inference graph yet: a UsageError naming the network.
   GraphValue trace(InferenceGraph& graph, GraphValue images) const override;
-  bool traces() const override { return false; }
   void set_draw_position(const DrawPosition& at) override { position_ = at; }
   // The draws of the next training forward, instead of pfc's own (`pfc golden` replays
   // arcface_torch's). Checked against the batch when that forward runs.

@@ -116,4 +116,8 @@ void VitAttention::collect(std::vector<Parameter*>& parameters) {
   proj_.collect(parameters);
 }
 
+GraphValue VitAttention::trace(InferenceGraph& graph, GraphValue x) const {
+  return proj_.trace(graph, graph.attention(qkv_.trace(graph, x), heads_));
+}
+
 }  // namespace pfc

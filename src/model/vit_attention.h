@@ -23,6 +23,7 @@ class VitAttention {
   Tensor backward(const Tensor& dy);
   void release();
   void collect(std::vector<Parameter*>& parameters);
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
  private:
   // The (sample, head) matrices of q, k or v (`part` 0, 1, 2) in qkv [samples, tokens, 3 width].

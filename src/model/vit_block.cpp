@@ -103,4 +103,9 @@ void VitBlock::collect(std::vector<Parameter*>& parameters) {
   mlp_.collect(parameters);
 }
 
+GraphValue VitBlock::trace(InferenceGraph& graph, GraphValue x) const {
+  const GraphValue mid = graph.add(x, attn_.trace(graph, norm1_.trace(graph, x)));
+  return graph.add(mid, mlp_.trace(graph, norm2_.trace(graph, mid)));
+}
+
 }  // namespace pfc

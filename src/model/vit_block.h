@@ -32,6 +32,8 @@ class VitBlock {
   void release();
   // PyTorch's order: norm1, norm2, attn, mlp (the order vit.py creates them in).
   void collect(std::vector<Parameter*>& parameters);
+  // In inference mode DropPath is the identity: x + attn(norm1(x)), then + mlp(norm2(.)).
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
  private:
   // The block's forward; its layers keep what their backward needs in `layers_mode` training.

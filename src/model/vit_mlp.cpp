@@ -34,4 +34,8 @@ void VitMlp::collect(std::vector<Parameter*>& parameters) {
   fc2_.collect(parameters);
 }
 
+GraphValue VitMlp::trace(InferenceGraph& graph, GraphValue x) const {
+  return fc2_.trace(graph, graph.relu6(fc1_.trace(graph, x)));
+}
+
 }  // namespace pfc

@@ -18,6 +18,7 @@ class VitMlp {
   Tensor backward(const Tensor& dy);
   void release();
   void collect(std::vector<Parameter*>& parameters);
+  GraphValue trace(InferenceGraph& graph, GraphValue x) const;
 
  private:
   ModelContext ctx_;
