@@ -1,5 +1,8 @@
-# The field's libraries, all from Debian. spdlog, fmt and toml++ are used header-only so the
-# installed executable runs on machines that lack their shared libraries.
+# The field's libraries, all from Debian. fmt and spdlog are linked as the compiled libraries
+# Debian ships: used header-only, every translation unit that formats or logs would compile
+# their implementation again, which took most of the build's time. The installed tree carries
+# both (cmake/Install.cmake), so it still runs on machines that lack them. toml++ stays
+# header-only (Debian ships no compiled part) and only the config files include it.
 find_package(MPI REQUIRED COMPONENTS C)
 set(HDF5_PREFER_PARALLEL OFF)
 find_package(HDF5 REQUIRED COMPONENTS C)
@@ -34,12 +37,11 @@ find_path(CBLAS_INCLUDE_DIR cblas.h
 add_library(pfc_deps INTERFACE)
 target_include_directories(pfc_deps INTERFACE ${HDF5_C_INCLUDE_DIRS} ${CBLAS_INCLUDE_DIR}
                                              ${LIBZIP_INCLUDE_DIR})
-target_compile_definitions(pfc_deps INTERFACE ${HDF5_C_DEFINITIONS} TOML_HEADER_ONLY=1
-                                              SPDLOG_HEADER_ONLY FMT_HEADER_ONLY)
+target_compile_definitions(pfc_deps INTERFACE ${HDF5_C_DEFINITIONS} TOML_HEADER_ONLY=1)
 # Only MPI's C API is used: keep <mpi.h> from pulling in the deprecated C++ bindings, whose
 # symbols live in a library (libmpi_cxx) that MPI::MPI_C does not link.
 target_compile_definitions(pfc_deps INTERFACE OMPI_SKIP_MPICXX=1 MPICH_SKIP_MPICXX=1)
 target_link_libraries(pfc_deps INTERFACE
   MPI::MPI_C ${HDF5_C_LIBRARIES} CLI11::CLI11
-  spdlog::spdlog_header_only fmt::fmt-header-only ${BLAS_LIBRARIES}
+  spdlog::spdlog fmt::fmt ${BLAS_LIBRARIES}
   libjpeg-turbo::turbojpeg PNG::PNG onnx ${LIBZIP_LIBRARY} Threads::Threads)

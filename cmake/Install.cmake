@@ -2,8 +2,9 @@
 # machine that has neither this source tree nor every library of the build machine:
 # the GPU test program, the golden reference files of tests/golden (arcface_torch in f64: the
 # iresnet one, the parity one of the training semantics, and the seed's several-step one), and
-# the Debian libraries that such machines lack or hold in another release - libturbojpeg,
-# libpng, libzip, OpenMP's libgomp, HDF5 with libsz and libaec, and ONNX with its protobuf
+# the Debian libraries that such machines lack or hold in another release - fmt, spdlog,
+# libturbojpeg, libpng, libzip, OpenMP's libgomp, HDF5 with libsz and libaec, and ONNX with its
+# protobuf
 # (found through the executables' $ORIGIN/../lib rpath; a system copy earlier in
 # LD_LIBRARY_PATH takes precedence, and a shipped library's own dependencies are found only
 # through LD_LIBRARY_PATH).
@@ -38,7 +39,7 @@ endfunction()
 # (-DPFC_ONEDNN=OFF, tests/gpu/README.md), where the CPU backend serves only as the reference.
 # The tree must also stay within the 64 MiB the GPU machine's call carries (tests/gpu/README.md:
 # one GPU architecture, stripped).
-foreach(target libjpeg-turbo::turbojpeg PNG::PNG onnx onnx_proto)
+foreach(target fmt::fmt spdlog::spdlog libjpeg-turbo::turbojpeg PNG::PNG onnx onnx_proto)
   if(TARGET ${target})
     get_target_property(location ${target} LOCATION)
     pfc_install_shared_library(${location})
