@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole golden check under mpiexec -n 1..4, against the f64 reference file: the classes
+# The whole golden check under mpiexec -n 1 and 3 (`golden_partial_fc_mpi.sh all`, slow: 1..4),
+# against the f64 reference file: the classes
 # are sharded over the ranks (loss, embedding gradient and class-centre gradient on every
 # rank), the backbone runs on rank 0; tiny and r50, and MobileFaceNet (mbf, from the parity
 # file), in fp64 (every tensor within 1e-10 of exact) and in fp32 (arcface_torch's own fp32
@@ -8,7 +9,9 @@ set -euo pipefail
 golden=${PFC_GOLDEN:?}
 parity=${PFC_GOLDEN_PARITY:?}
 [ -f "$golden" ] && [ -f "$parity" ] || { echo "no golden files at $golden, $parity (tests/golden)"; exit 1; }
-for k in 1 2 3 4; do
+rank_counts=(1 3)
+[ "${1:-}" = all ] && rank_counts=(1 2 3 4)
+for k in "${rank_counts[@]}"; do
   for precision in fp64 fp32; do
     mpiexec -n "$k" "$PFC" golden "$golden" --case tiny/arcface_sr0.1 --case tiny/arcface_sr1 \
       --case r50/arcface_sr1 --precision "$precision" |

@@ -5,8 +5,8 @@
 # dense centres, each step with the classes arcface_torch sampled, in fp64 (every tensor within
 # 1e-10) and fp32 (the usual rule); in both, the rate each step applied must equal the file's
 # `lrs` (the table's `lrs` row, bound 0).
-# `golden_schedule.sh` (CI): both cases in both precisions on 1 rank; on 3 ranks the SGD case
-# in fp64 and the AdamW case in fp32 (every rank runs the whole backbone: 3 ranks cost 3x).
+# `golden_schedule.sh` (CI): both cases in fp64 and the SGD case in fp32 on 1 rank, the AdamW
+# case in fp32 on 2 ranks (every rank runs the whole backbone: k ranks cost k times one).
 # `golden_schedule.sh all` (slow): both cases in both precisions on 1 and 3 ranks.
 set -euo pipefail
 . "$(dirname "$0")/check_support.sh"
@@ -32,12 +32,14 @@ passes() {  # passes RANKS PRECISION CASE...: every case passes, its rates equal
     fail "$* on $ranks rank(s), $precision: the applied rates were not compared with lrs"
 }
 
-for precision in fp64 fp32; do
-  passes 1 "$precision" "${cases[@]}"
-  if [ "${1:-}" = all ]; then passes 3 "$precision" "${cases[@]}"; fi
-done
-if [ "${1:-}" != all ]; then
-  passes 3 fp64 tiny/sgd_poly_warmup3_10steps
-  passes 3 fp32 tiny/adamw_poly_warmup3_10steps
+if [ "${1:-}" = all ]; then
+  for precision in fp64 fp32; do
+    passes 1 "$precision" "${cases[@]}"
+    passes 3 "$precision" "${cases[@]}"
+  done
+else
+  passes 1 fp64 "${cases[@]}"
+  passes 1 fp32 tiny/sgd_poly_warmup3_10steps
+  passes 2 fp32 tiny/adamw_poly_warmup3_10steps
 fi
 [ $failures -eq 0 ]

@@ -14,6 +14,8 @@ pfc_script_test(integration.golden_backbone golden_backbone.sh LABELS integratio
 pfc_script_test(integration.golden_vit golden_vit.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.plan_vit_configs plan_vit_configs.sh LABELS integration TIMEOUT 300)
 pfc_script_test(integration.golden_partial_fc_mpi golden_partial_fc_mpi.sh LABELS "integration;mpi" TIMEOUT 600)
+pfc_script_test(integration.golden_partial_fc_mpi_all_ranks golden_partial_fc_mpi.sh
+                LABELS "integration;mpi;slow" TIMEOUT 1200 ARGS all)
 pfc_script_test(integration.golden_parity golden_parity.sh LABELS "integration;mpi" TIMEOUT 600)
 pfc_script_test(integration.golden_parity_all_ranks golden_parity.sh LABELS "integration;mpi;slow"
                 TIMEOUT 1800 ARGS all)
@@ -43,6 +45,9 @@ pfc_script_test(integration.verification verification.sh LABELS "integration;mpi
 pfc_script_test(integration.learning_verification learning_verification.sh
                 LABELS "integration;mpi" TIMEOUT 900)
 # The 16-bit class centres for as long as the f32 run (CI compares them at half its length).
+# A small Vision Transformer through the same checks (no 16-bit storage runs).
+pfc_script_test(integration.learning_verification_vit learning_verification.sh
+                LABELS "integration;mpi" TIMEOUT 900 ARGS 0 vit)
 pfc_script_test(integration.learning_verification_storage_200 learning_verification.sh
                 LABELS "integration;mpi;slow" TIMEOUT 1200 ARGS 200)
 pfc_script_test(integration.device_script device_script.sh LABELS integration TIMEOUT 180)
