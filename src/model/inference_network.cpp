@@ -6,13 +6,17 @@
 #include <utility>
 
 #include "core/error.h"
+#include "model/attention_layout.h"
 #include "model/backbone.h"
 
 namespace pfc {
 
 namespace {
 
-enum class Op { convolution, batch_norm, prelu, add, flatten, linear };
+enum class Op {
+  convolution, batch_norm, prelu, add, flatten, linear,
+  tokens, add_parameter, layer_norm, relu6, attention
+};
 
 // One layer application of the trace, its tensors read into f64 (every parameter arrives as
 // f32 on the host, in PyTorch's layout).
@@ -22,9 +26,12 @@ struct Node {
   std::int64_t a, b, out = -1;
   ConvolutionSpec spec;
   Shape weight_shape;
-  std::vector<std::vector<double>> tensors;  // conv: w; bn: scale, shift, mean, var;
-                                             // prelu: slope; linear: w (, bias)
+  std::vector<std::vector<double>> tensors;  // conv, linear: w (, bias); bn: scale, shift,
+                                             // mean, var; prelu: slope; add_parameter: p;
+                                             // layer_norm: scale, shift
+  Shape parameter_shape;  // add_parameter: p's
   double eps = 0.0;
+  std::int64_t heads = 0;
 };
 
 std::vector<double> values_of(const NamedTensor& t) {
@@ -41,12 +48,13 @@ class Recorder final : public InferenceGraph {
   std::vector<Node> nodes;
   std::int64_t next = 1;
 
-  GraphValue convolution(GraphValue x, const NamedTensor& weight,
+  GraphValue convolution(GraphValue x, const NamedTensor& weight, const NamedTensor* bias,
                          const ConvolutionSpec& spec) override {
     Node n(Op::convolution, x.id);
     n.spec = spec;
     n.weight_shape = weight.value.shape();
     n.tensors = {values_of(weight)};
+    if (bias != nullptr) n.tensors.push_back(values_of(*bias));
     return push(std::move(n));
   }
   GraphValue batch_norm(GraphValue x, const NamedTensor& scale, const NamedTensor& shift,
@@ -70,6 +78,26 @@ class Recorder final : public InferenceGraph {
     n.weight_shape = weight.value.shape();
     n.tensors = {values_of(weight)};
     if (bias != nullptr) n.tensors.push_back(values_of(*bias));
+    return push(std::move(n));
+  }
+  GraphValue tokens(GraphValue x) override { return push(Node(Op::tokens, x.id)); }
+  GraphValue add_parameter(GraphValue x, const NamedTensor& p) override {
+    Node n(Op::add_parameter, x.id);
+    n.parameter_shape = p.value.shape();
+    n.tensors = {values_of(p)};
+    return push(std::move(n));
+  }
+  GraphValue layer_norm(GraphValue x, const NamedTensor& scale, const NamedTensor& shift,
+                        double eps) override {
+    Node n(Op::layer_norm, x.id);
+    n.tensors = {values_of(scale), values_of(shift)};
+    n.eps = eps;
+    return push(std::move(n));
+  }
+  GraphValue relu6(GraphValue x) override { return push(Node(Op::relu6, x.id)); }
+  GraphValue attention(GraphValue qkv, std::int64_t heads) override {
+    Node n(Op::attention, qkv.id);
+    n.heads = heads;
     return push(std::move(n));
   }
 
@@ -100,7 +128,9 @@ ChannelAffine batch_norm_affine(const Node& bn) {
 }  // namespace
 
 struct InferenceNetwork::Step {
-  enum class Kind { convolution, batch_norm, prelu, add } kind = Kind::convolution;
+  enum class Kind {
+    convolution, batch_norm, prelu, add, layer_norm, relu6, attention, add_parameter
+  } kind = Kind::convolution;
   std::int64_t input = -1, output = -1;
   std::int64_t other = -1;  // add: the second operand; convolution: the residual (-1: none)
   std::int64_t order = 0;   // the trace position it runs at
@@ -108,12 +138,14 @@ struct InferenceNetwork::Step {
   std::int64_t out_channels = 0, kernel = 1, stride = 1, pad = 0, groups = 1;
   bool whole_map = false;  // a Linear: the kernel covers the input's whole map
   std::vector<double> w, b, slope;  // OHWI filter, bias, PReLU slope (empty: none)
-  // batch_norm: gamma, beta, running mean and variance, and eps
+  // batch_norm: gamma, beta, running mean and variance; layer_norm: gamma, beta; and eps.
+  // add_parameter: the parameter in pfc's layout.
   std::vector<std::vector<double>> statistics;
   double eps = 0.0;
+  std::int64_t heads = 0;  // attention
 
   // On the backend, once prepared.
-  Tensor weight, bias, prelu_slope, gamma, beta, mean, var;
+  Tensor weight, bias, prelu_slope, gamma, beta, mean, var, parameter;
 };
 
 namespace {
@@ -132,6 +164,9 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
   const GraphValue result = backbone.trace(recorder, GraphValue{0});
   values_ = recorder.next;
   std::vector<std::int64_t> uses(values_, 0), alias(values_), channels(values_, 0);
+  // By the value as told (before aliases): it is a flatten's output; its elements are in token
+  // order ([n, t, c], which is pfc's [n, h, w, c] order too) rather than PyTorch's [n, c, h, w].
+  std::vector<bool> flattened(values_, false), token_order(values_, false);
   for (std::int64_t v = 0; v < values_; ++v) alias[v] = v;
   for (const Node& n : recorder.nodes)
     for (std::int64_t v : operands(n)) ++uses[v];
@@ -144,15 +179,63 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
     if (found == producer.end() || uses[v] != 1) return nullptr;
     return &steps_[found->second];
   };
+  auto standalone = [&](Step::Kind kind, const Node& n, std::int64_t order) -> Step& {
+    Step s;
+    s.kind = kind;
+    s.input = alias[n.a];
+    s.output = n.out;
+    s.order = order;
+    steps_.push_back(std::move(s));
+    return steps_.back();
+  };
   std::int64_t order = 0;
   for (const Node& n : recorder.nodes) {
     ++order;
     const std::int64_t x = alias[n.a];
+    token_order[n.out] = token_order[n.a];
     switch (n.op) {
       case Op::flatten:
         alias[n.out] = x;
         channels[n.out] = channels[x];
+        flattened[n.out] = true;
         break;
+      case Op::tokens:
+        // [n, h, w, c] already lists the tokens in PyTorch's flatten(2).transpose(1, 2) order.
+        alias[n.out] = x;
+        channels[n.out] = channels[x];
+        token_order[n.out] = true;
+        break;
+      case Op::layer_norm: {
+        Step& s = standalone(Step::Kind::layer_norm, n, order);
+        s.statistics = n.tensors;
+        s.eps = n.eps;
+        channels[n.out] = channels[x];
+        break;
+      }
+      case Op::relu6:
+        standalone(Step::Kind::relu6, n, order);
+        channels[n.out] = channels[x];
+        break;
+      case Op::attention:
+        standalone(Step::Kind::attention, n, order).heads = n.heads;
+        channels[n.out] = channels[x] / 3;
+        break;
+      case Op::add_parameter: {
+        Step& s = standalone(Step::Kind::add_parameter, n, order);
+        const Shape& p = n.parameter_shape;
+        if (p.size() == 4 && !token_order[n.a]) {
+          // [1, c, h, w] -> pfc's [h, w, c].
+          const std::int64_t c = p[1], hw = p[2] * p[3];
+          std::vector<double> hwc(n.tensors[0].size());
+          for (std::int64_t ch = 0; ch < c; ++ch)
+            for (std::int64_t q = 0; q < hw; ++q) hwc[q * c + ch] = n.tensors[0][ch * hw + q];
+          s.statistics = {std::move(hwc)};
+        } else {
+          s.statistics = n.tensors;
+        }
+        channels[n.out] = channels[x];
+        break;
+      }
       case Op::convolution: {
         Step s;
         s.input = x;
@@ -170,15 +253,17 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
           for (std::int64_t i = 0; i < in; ++i)
             for (std::int64_t p = 0; p < k * k; ++p)
               s.w[(o * k * k + p) * in + i] = n.tensors[0][(o * in + i) * k * k + p];
+        if (n.tensors.size() > 1) s.b = n.tensors[1];
         channels[n.out] = out;
         producer[n.out] = steps_.size();
         steps_.push_back(std::move(s));
         break;
       }
       case Op::linear: {
-        // x is [n, c, h, w] flattened in PyTorch's order (index c*h*w + y*w + x); pfc holds
-        // it as [n, h, w, c]: the Linear is a convolution with an h x w kernel, its columns
-        // reordered to HWC.
+        // Over the channels of [n, c] or of tokens [n, t, c]: a 1x1 convolution. After a
+        // flatten of [n, c, h, w] in PyTorch's order (index c*h*w + y*w + x), which pfc holds
+        // as [n, h, w, c]: a convolution with an h x w kernel, its columns reordered to HWC;
+        // flattened tokens are in that order already.
         const std::int64_t c = channels[x], out = n.weight_shape[0], in = n.weight_shape[1];
         PFC_CHECK(c > 0 && in % c == 0, "inference network: a Linear of {} inputs after {} "
                   "channels", in, c);
@@ -192,12 +277,18 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
         s.order = order;
         s.out_channels = out;
         s.kernel = side;
-        s.whole_map = true;
-        s.w.resize(n.tensors[0].size());
-        for (std::int64_t o = 0; o < out; ++o)
-          for (std::int64_t ch = 0; ch < c; ++ch)
-            for (std::int64_t p = 0; p < hw; ++p)
-              s.w[(o * hw + p) * c + ch] = n.tensors[0][o * in + ch * hw + p];
+        s.whole_map = hw > 1;
+        PFC_CHECK(hw == 1 || flattened[n.a], "inference network: a Linear of {} inputs on {} "
+                  "channels that are not flattened", in, c);
+        if (token_order[n.a] || hw == 1) {
+          s.w = n.tensors[0];
+        } else {
+          s.w.resize(n.tensors[0].size());
+          for (std::int64_t o = 0; o < out; ++o)
+            for (std::int64_t ch = 0; ch < c; ++ch)
+              for (std::int64_t p = 0; p < hw; ++p)
+                s.w[(o * hw + p) * c + ch] = n.tensors[0][o * in + ch * hw + p];
+        }
         if (n.tensors.size() > 1) s.b = n.tensors[1];
         channels[n.out] = out;
         producer[n.out] = steps_.size();
@@ -329,7 +420,19 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
       case Step::Kind::prelu:
         s.prelu_slope = upload(s.slope, {static_cast<std::int64_t>(s.slope.size())}, DType::f32);
         break;
+      case Step::Kind::layer_norm: {
+        const auto c = static_cast<std::int64_t>(s.statistics[0].size());
+        s.gamma = upload(s.statistics[0], {c}, DType::f32);
+        s.beta = upload(s.statistics[1], {c}, DType::f32);
+        break;
+      }
+      case Step::Kind::add_parameter:
+        s.parameter = upload(s.statistics[0],
+                             {static_cast<std::int64_t>(s.statistics[0].size())}, DType::f32);
+        break;
       case Step::Kind::add:
+      case Step::Kind::relu6:
+      case Step::Kind::attention:
         break;
     }
     s.w = s.b = s.slope = {};
@@ -414,6 +517,37 @@ Tensor InferenceNetwork::forward(const Tensor& images) {
       case Step::Kind::add: {
         y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
         be.add(x, as_map(values[s.other]), y);
+        break;
+      }
+      case Step::Kind::layer_norm: {
+        const std::int64_t rows = x.numel() / c;
+        y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
+        Tensor mean = be.empty({rows}, DType::f32, MemoryPurpose::activations);
+        Tensor invstd = be.empty({rows}, DType::f32, MemoryPurpose::activations);
+        Tensor y_rows = y.reshape({rows, c});
+        be.layernorm_forward(x.reshape({rows, c}), s.gamma, s.beta, s.eps, y_rows, mean, invstd);
+        break;
+      }
+      case Step::Kind::relu6: {
+        y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
+        be.relu6_forward(x, y);
+        break;
+      }
+      case Step::Kind::attention: {
+        const AttentionLayout l{n, x.numel() / (n * c), c / 3, s.heads};
+        Tensor scores = be.empty({n * l.heads * l.tokens, l.tokens}, DType::f32,
+                                 MemoryPurpose::activations);
+        y = be.empty({x.dim(0), x.dim(1), x.dim(2), l.width}, DType::f32,
+                     MemoryPurpose::activations);
+        Tensor out = y.reshape({n * l.tokens, l.width});
+        attention_forward(be, l, x.reshape({n * l.tokens, c}), scores, out);
+        break;
+      }
+      case Step::Kind::add_parameter: {
+        y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
+        be.copy(x, y);
+        Tensor per_sample = y.reshape({n, x.numel() / n});
+        be.add_row_vector(per_sample, s.parameter);
         break;
       }
     }

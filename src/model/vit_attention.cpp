@@ -10,41 +10,11 @@ VitAttention::VitAttention(const ModelContext& ctx, const std::string& name, std
       attention_dtype_(ctx.master_dtype()),
       width_(width),
       heads_(heads),
-      head_dim_(width / heads),
       scale_(1.0 / std::sqrt(static_cast<double>(width / heads))),
       qkv_(ctx, name + ".qkv", width, 3 * width, /*with_bias=*/false),
       proj_(ctx, name + ".proj", width, width, /*with_bias=*/true) {
   PFC_CHECK(heads >= 1 && width % heads == 0, "{}: {} heads do not divide the width {}", name,
             heads, width);
-}
-
-MatrixBatchLayout VitAttention::qkv_part(std::int64_t part) const {
-  return {part * width_, 3 * width_, tokens_ * 3 * width_, head_dim_};
-}
-
-MatrixBatchLayout VitAttention::token_part() const {
-  return {0, width_, tokens_ * width_, head_dim_};
-}
-
-MatrixBatchLayout VitAttention::scores_part() const {
-  return {0, tokens_, heads_ * tokens_ * tokens_, tokens_ * tokens_};
-}
-
-BatchedGemmGeometry VitAttention::geometry(std::int64_t m, std::int64_t n, std::int64_t k,
-                                           bool ta, bool tb, MatrixBatchLayout a,
-                                           MatrixBatchLayout b, MatrixBatchLayout c) const {
-  BatchedGemmGeometry g;
-  g.outer = samples_;
-  g.inner = heads_;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.transpose_a = ta;
-  g.transpose_b = tb;
-  g.a = a;
-  g.b = b;
-  g.c = c;
-  return g;
 }
 
 Tensor VitAttention::in_type(const Tensor& x, DType dtype) const {
@@ -58,19 +28,14 @@ Tensor VitAttention::forward(const Tensor& x, std::int64_t samples, ForwardMode 
   PFC_CHECK(samples >= 1 && x.rank() == 2 && x.dim(0) % samples == 0,
             "attention: input {} is not [{} samples x tokens, width]", x.describe(), samples);
   Backend& be = *ctx_.backend;
-  samples_ = samples;
-  tokens_ = x.dim(0) / samples;
+  layout_ = AttentionLayout{samples, x.dim(0) / samples, width_, heads_};
+  const AttentionLayout& l = layout_;
   const Tensor qkv = in_type(qkv_.forward(x, mode), attention_dtype_);
-  Tensor scores = be.empty({samples_ * heads_ * tokens_, tokens_}, attention_dtype_,
+  Tensor scores = be.empty({l.samples * l.heads * l.tokens, l.tokens}, attention_dtype_,
                            MemoryPurpose::activations);
-  be.batched_gemm(geometry(tokens_, tokens_, head_dim_, false, true, qkv_part(0), qkv_part(1),
-                           scores_part()),
-                  scale_, qkv, qkv, 0.0, scores);
-  be.softmax_rows_forward(scores, scores);
-  Tensor out = be.empty({samples_ * tokens_, width_}, attention_dtype_, MemoryPurpose::activations);
-  be.batched_gemm(geometry(tokens_, head_dim_, tokens_, false, false, scores_part(), qkv_part(2),
-                           token_part()),
-                  1.0, scores, qkv, 0.0, out);
+  Tensor out = be.empty({l.samples * l.tokens, width_}, attention_dtype_,
+                        MemoryPurpose::activations);
+  attention_forward(be, l, qkv, scores, out);
   if (mode == ForwardMode::training) {
     saved_qkv_ = qkv;
     saved_scores_ = scores;
@@ -81,23 +46,21 @@ Tensor VitAttention::forward(const Tensor& x, std::int64_t samples, ForwardMode 
 Tensor VitAttention::backward(const Tensor& dy) {
   PFC_CHECK(saved_scores_.defined(), "attention: backward without a training forward");
   Backend& be = *ctx_.backend;
+  const AttentionLayout& l = layout_;
+  const std::int64_t t = l.tokens, d = l.head_dim();
   const Tensor dout = in_type(proj_.backward(dy), attention_dtype_);
   Tensor dscores = be.empty(saved_scores_.shape(), attention_dtype_, MemoryPurpose::activations);
   Tensor dqkv = be.empty(saved_qkv_.shape(), attention_dtype_, MemoryPurpose::activations);
   // d scores = dout vᵀ; d v = scoresᵀ dout.
-  be.batched_gemm(geometry(tokens_, tokens_, head_dim_, false, true, token_part(), qkv_part(2),
-                           scores_part()),
+  be.batched_gemm(l.geometry(t, t, d, false, true, l.token_part(), l.qkv_part(2), l.scores_part()),
                   1.0, dout, saved_qkv_, 0.0, dscores);
-  be.batched_gemm(geometry(tokens_, head_dim_, tokens_, true, false, scores_part(), token_part(),
-                           qkv_part(2)),
+  be.batched_gemm(l.geometry(t, d, t, true, false, l.scores_part(), l.token_part(), l.qkv_part(2)),
                   1.0, saved_scores_, dout, 0.0, dqkv);
   // Through the softmax, in place; then d q = scale d logits k, d k = scale d logitsᵀ q.
   be.softmax_rows_backward(dscores, saved_scores_, dscores);
-  be.batched_gemm(geometry(tokens_, head_dim_, tokens_, false, false, scores_part(), qkv_part(1),
-                           qkv_part(0)),
+  be.batched_gemm(l.geometry(t, d, t, false, false, l.scores_part(), l.qkv_part(1), l.qkv_part(0)),
                   scale_, dscores, saved_qkv_, 0.0, dqkv);
-  be.batched_gemm(geometry(tokens_, head_dim_, tokens_, true, false, scores_part(), qkv_part(0),
-                           qkv_part(1)),
+  be.batched_gemm(l.geometry(t, d, t, true, false, l.scores_part(), l.qkv_part(0), l.qkv_part(1)),
                   scale_, dscores, saved_qkv_, 0.0, dqkv);
   saved_qkv_ = Tensor();
   saved_scores_ = Tensor();

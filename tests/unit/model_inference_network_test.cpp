@@ -1,5 +1,6 @@
 // An inference network (batch-norms folded, PReLU and sums as convolution epilogues) against
-// the plain inference forward it is prepared from, per network: its embeddings within fp32's
+// the plain inference forward it is prepared from, per network (iresnet, MobileFaceNet, the
+// Vision Transformers): its embeddings within fp32's
 // own error (relative 1e-5), every foldable batch-norm folded, and in bf16 the embedding of
 // every image within cosine 0.999 of fp32's (where the CPU has bf16 instructions).
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "model/inference_network.h"
 #include "model/iresnet.h"
 #include "model/mobilefacenet.h"
+#include "model/vision_transformer.h"
 #include "support/gradient_checker.h"
 
 namespace pfc {
@@ -18,12 +20,24 @@ namespace {
 
 struct NetworkCase {
   const char* name;
-  std::int64_t standalone;  // the batch-norms that cannot fold: each block's bn1, and bn2
+  // iresnet: the batch-norms that cannot fold, each block's bn1, and bn2; a ViT: per block
+  // norm1, attention, norm2 and ReLU6, then the position embedding and the last norm
+  std::int64_t standalone;
   std::int64_t images;
 };
 
 std::unique_ptr<Backbone> network(Backend& backend, const std::string& which) {
   if (which == "mbf") return std::make_unique<MobileFaceNet>(backend, MobileFaceNetOptions{});
+  if (which.starts_with("vit")) {
+    VisionTransformerOptions o;  // vit_t
+    if (which == "vit_small") {
+      o.embed_dim = 32;
+      o.depth = 2;
+      o.num_heads = 4;
+      o.embedding_size = 24;
+    }
+    return std::make_unique<VisionTransformer>(backend, o);
+  }
   IResNetOptions o;
   if (which == "r18") {
     o.layers = {2, 2, 2, 2};
@@ -113,7 +127,9 @@ TEST_P(InferenceNetworkOf, Bf16EmbeddingsWithinCosine0999OfF32) {
 
 INSTANTIATE_TEST_SUITE_P(Networks, InferenceNetworkOf,
                          ::testing::Values(NetworkCase{"iresnet", 5, 3}, NetworkCase{"r18", 9, 2},
-                                           NetworkCase{"mbf", 0, 3}),
+                                           NetworkCase{"mbf", 0, 3},
+                                           NetworkCase{"vit_small", 4 * 2 + 2, 3},
+                                           NetworkCase{"vit_t", 4 * 12 + 2, 2}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(InferenceNetwork, AnF64NetworkStaysOnThePlainForwardAndRefusesBf16) {
