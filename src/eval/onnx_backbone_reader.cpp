@@ -652,7 +652,8 @@ class GraphMatcher final : public InferenceGraph {
         axes ? std::vector<std::int64_t>(axes->ints().begin(), axes->ints().end())
              : std::vector<std::int64_t>{};
     if (got != std::vector<std::int64_t>{-1} && got != std::vector<std::int64_t>{2})
-      mismatch(node, tensor, fmt::format("axes [{}] (the network: the last)", fmt::join(got, ", ")));
+      mismatch(node, tensor,
+               fmt::format("axes [{}] (the network: the last)", fmt::join(got, ", ")));
     check_attribute(node, "keepdims", {1}, tensor);
   }
 

@@ -123,7 +123,7 @@ onnx::ModelProto as_torch_writes_it(onnx::ModelProto model) {
     onnx::NodeProto node = g.node(i);
     for (int k = 0; k < node.input_size(); ++k)
       if (renamed.count(node.input(k))) node.set_input(k, renamed[node.input(k)]);
-    const auto conv = producer.find(node.input(0));
+    const auto conv = node.input_size() ? producer.find(node.input(0)) : producer.end();
     if (node.op_type() == "BatchNormalization" && conv != producer.end() &&
         g.node(conv->second).op_type() == "Conv" && uses[node.input(0)] == 1) {
       const std::vector<float> gamma = floats(initializer(g, node.input(1)));

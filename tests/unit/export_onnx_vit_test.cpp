@@ -94,7 +94,8 @@ TEST(OnnxVisionTransformer, WritesWhatTorchOnnxWritesAtOpset11) {
             (std::vector<std::int64_t>{0, 4, 3, 2, 4}));
   EXPECT_EQ(ints(*by_name.at("blocks.0.attn.parts"), "perm"),
             (std::vector<std::int64_t>{2, 0, 3, 1, 4}));
-  for (const auto& [part, index] : std::map<std::string, std::int64_t>{{"q", 0}, {"k", 1}, {"v", 2}}) {
+  const std::map<std::string, std::int64_t> parts{{"q", 0}, {"k", 1}, {"v", 2}};
+  for (const auto& [part, index] : parts) {
     const onnx::NodeProto& gather = *by_name.at("blocks.1.attn." + part);
     EXPECT_EQ(ints(gather, "axis"), std::vector<std::int64_t>{0});
     EXPECT_EQ(constant(gather.input(1)).int64_data(0), index) << part;
