@@ -21,15 +21,60 @@ namespace pfc {
 
 namespace {
 
-// Nodes that compute no data of their own: value aliases (Identity; Dropout in inference mode)
-// and the arithmetic of shapes that feeds a Reshape. They need no counterpart in the network.
+// Nodes that compute no data of their own need no counterpart in the network: value aliases
+// (Identity; Dropout in inference mode), Constant, Shape (it reads only a value's shape) and
+// any node all of whose inputs are constants or shapes: the arithmetic of the shapes a Reshape
+// takes (torch.onnx computes them so when the batch dimension is dynamic).
 const std::set<std::string> kAliasOps = {"Identity", "Dropout"};
-const std::set<std::string> kShapeOps = {"Constant", "Shape",  "Gather", "Unsqueeze",
-                                         "Squeeze",  "Concat", "Cast",   "Slice"};
 
 std::string shape_of(const onnx::TensorProto& t) {
   Shape dims(t.dims().begin(), t.dims().end());
   return shape_string(dims);
+}
+
+// An integer constant's values (a shape, an axis, an index); nullopt for another type.
+std::optional<std::vector<std::int64_t>> integers(const onnx::TensorProto& t) {
+  std::vector<std::int64_t> v;
+  const std::string& raw = t.raw_data();
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    if (raw.empty()) return std::vector<std::int64_t>(t.int64_data().begin(), t.int64_data().end());
+    v.resize(raw.size() / 8);
+    std::memcpy(v.data(), raw.data(), v.size() * 8);
+  } else if (t.data_type() == onnx::TensorProto::INT32) {
+    if (raw.empty()) return std::vector<std::int64_t>(t.int32_data().begin(), t.int32_data().end());
+    std::vector<std::int32_t> narrow(raw.size() / 4);
+    std::memcpy(narrow.data(), raw.data(), narrow.size() * 4);
+    v.assign(narrow.begin(), narrow.end());
+  } else {
+    return std::nullopt;
+  }
+  return v;
+}
+
+// A one-element float or double constant's value (eps, a scale, Clip's bounds).
+std::optional<double> float_scalar(const onnx::TensorProto& t) {
+  const std::string& raw = t.raw_data();
+  if (t.data_type() == onnx::TensorProto::FLOAT) {
+    if (raw.empty()) return t.float_data_size() == 1 ? std::optional<double>(t.float_data(0))
+                                                     : std::nullopt;
+    float f;
+    if (raw.size() != sizeof f) return std::nullopt;
+    std::memcpy(&f, raw.data(), sizeof f);
+    return f;
+  }
+  if (t.data_type() == onnx::TensorProto::DOUBLE) {
+    if (raw.empty()) return t.double_data_size() == 1 ? std::optional<double>(t.double_data(0))
+                                                      : std::nullopt;
+    double d;
+    if (raw.size() != sizeof d) return std::nullopt;
+    std::memcpy(&d, raw.data(), sizeof d);
+    return d;
+  }
+  return std::nullopt;
+}
+
+bool close_to(double value, double expected) {
+  return std::abs(value - expected) <= 1e-6 * std::abs(expected);
 }
 
 // A constant's element count; nullopt for a negative dimension or a count beyond 64 bits.
@@ -62,9 +107,13 @@ class GraphMatcher final : public InferenceGraph {
           if (a.name() == "value" && a.has_t()) constants_[node.output(0)] = &a.t();
     }
     resolve_aliases(alias_node);
-    for (int i = 0; i < graph.node_size(); ++i)
-      for (const std::string& input : graph.node(i).input())
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const onnx::NodeProto& node = graph.node(i);
+      for (const std::string& input : node.input())
         if (!input.empty()) consumers_[resolve(input)].push_back(i);
+      for (const std::string& output : node.output()) producer_[output] = i;
+    }
+    find_shape_values();
   }
 
   GraphValue input() {
@@ -91,16 +140,16 @@ class GraphMatcher final : public InferenceGraph {
                        name(GraphValue{conv_bias_.begin()->first})));
     for (int i = 0; i < graph_.node_size(); ++i) {
       const onnx::NodeProto& node = graph_.node(i);
-      if (!matched_[i] && !kAliasOps.count(node.op_type()) && !kShapeOps.count(node.op_type()))
+      if (!matched_[i] && !kAliasOps.count(node.op_type()) && !computes_shapes(node))
         fail(fmt::format("its graph has a {} node '{}' (on '{}') that the network {} lacks: "
                          "the model holds another network",
                          node.op_type(), node.name(), node.input_size() ? node.input(0) : "",
                          network_.describe()));
     }
-    return {std::move(tensors_), folded_};
+    return {std::move(tensors_), folded_, {}};
   }
 
-  GraphValue convolution(GraphValue x, const NamedTensor& weight,
+  GraphValue convolution(GraphValue x, const NamedTensor& weight, const NamedTensor* bias,
                          const ConvolutionSpec& spec) override {
     const onnx::NodeProto& node = consumer(x, {"Conv"}, weight);
     const std::int64_t k = spec.kernel, s = spec.stride, p = spec.pad;
@@ -114,8 +163,13 @@ class GraphMatcher final : public InferenceGraph {
       mismatch(node, weight, fmt::format("auto_pad {}", pad->s()));
     take(weight, node.input(1), node);
     const GraphValue out = value(node.output(0));
-    if (node.input_size() >= 3 && !node.input(2).empty())
+    const bool has_bias = node.input_size() >= 3 && !node.input(2).empty();
+    if (bias != nullptr) {
+      if (!has_bias) mismatch(node, weight, "no bias, which the network's convolution has");
+      take(*bias, node.input(2), node);
+    } else if (has_bias) {
       conv_bias_[out.id] = tensor(node.input(2), Shape{weight.value.dim(0)}, weight, node);
+    }
     return out;
   }
 
@@ -197,6 +251,8 @@ class GraphMatcher final : public InferenceGraph {
       if (axis && axis->i() != 1)
         fail(fmt::format("its Flatten '{}' has axis {}; the network flattens from axis 1",
                          node->name(), axis->i()));
+    } else {
+      check_reshape(*node, {std::nullopt, std::nullopt}, "[N, features]");
     }
     return value(node->output(0));
   }
@@ -209,18 +265,13 @@ class GraphMatcher final : public InferenceGraph {
       tensors_.push_back({weight.name, transposed(constant(node.input(1), weight, node), in,
                                                   out, weight, node)});
       GraphValue y = value(node.output(0));
-      if (bias == nullptr) return y;
+      if (bias == nullptr) return with_width(y, out);
       // The bias comes in an Add of y and a constant, in either order.
-      for (const int i : consumers(y)) {
-        const onnx::NodeProto& add = graph_.node(i);
-        if (matched_[i] || add.op_type() != "Add" || add.input_size() != 2) continue;
-        const std::string& b = resolve(add.input(0)) == name(y) ? add.input(1) : add.input(0);
-        if (!constants_.count(resolve(b))) continue;
-        matched_[i] = true;
-        tensors_.push_back({bias->name, tensor(b, Shape{out}, *bias, add)});
-        return value(add.output(0));
-      }
-      missing(y, "Add of a bias", *bias);
+      std::string b;
+      const onnx::NodeProto* add = find_with_constant(y, "Add", b);
+      if (add == nullptr) missing(y, "Add of a bias", *bias);
+      tensors_.push_back({bias->name, tensor(b, Shape{out}, *bias, *add)});
+      return with_width(value(add->output(0)), out);
     }
     for (const char* a : {"alpha", "beta"})
       if (const onnx::AttributeProto* p = attribute(node, a); p && p->f() != 1.0f)
@@ -238,7 +289,132 @@ class GraphMatcher final : public InferenceGraph {
       mismatch(node, weight, has_c ? "a bias, which the network's Linear lacks"
                                    : "no bias, which the network's Linear has");
     if (bias) tensors_.push_back({bias->name, tensor(node.input(2), Shape{out}, *bias, node)});
-    return value(node.output(0));
+    return with_width(value(node.output(0)), out);
+  }
+
+  // [N, C, H, W] -> [N, H*W, C]: a Reshape to three dimensions, then Transpose (0, 2, 1).
+  GraphValue tokens(GraphValue x) override {
+    const onnx::NodeProto* reshape = find_consumer(x, {"Reshape"});
+    if (reshape == nullptr) missing(x, "Reshape (to tokens)", std::nullopt);
+    check_reshape(*reshape, {std::nullopt, std::nullopt, std::nullopt}, "[N, C, H*W]");
+    return transposed(value(reshape->output(0)), {0, 2, 1}, "the tokens");
+  }
+
+  GraphValue add_parameter(GraphValue x, const NamedTensor& p) override {
+    no_conv_bias(x, p);
+    std::string constant_input;
+    const onnx::NodeProto* add = find_with_constant(x, "Add", constant_input);
+    if (add == nullptr) missing(x, "Add of a constant", p);
+    last_tensor_ = p.name;
+    take(p, constant_input, *add);
+    return value(add->output(0));
+  }
+
+  // torch.onnx's LayerNorm before opset 17: ReduceMean(-1), Sub, Pow 2, ReduceMean(-1),
+  // Add eps, Sqrt, Div, Mul scale, Add shift.
+  GraphValue layer_norm(GraphValue x, const NamedTensor& scale, const NamedTensor& shift,
+                        double eps) override {
+    const onnx::NodeProto& mean = consumer(x, {"ReduceMean"}, scale);
+    check_last_axis(mean, scale);
+    const onnx::NodeProto* sub = find_consumer(x, {"Sub"});
+    if (sub == nullptr || sub->input_size() != 2 ||
+        resolve(sub->input(1)) != resolve(mean.output(0)))
+      missing(x, "Sub of its ReduceMean", scale);
+    const GraphValue centred = value(sub->output(0));
+    const GraphValue squares = with_scalar(centred, "Pow", 2.0, scale);
+    const onnx::NodeProto* variance = find_consumer(squares, {"ReduceMean"});
+    if (variance == nullptr) missing(squares, "ReduceMean", scale);
+    check_last_axis(*variance, scale);
+    const GraphValue with_eps = with_scalar(value(variance->output(0)), "Add", eps, scale);
+    const onnx::NodeProto* sqrt = find_consumer(with_eps, {"Sqrt"});
+    if (sqrt == nullptr) missing(with_eps, "Sqrt", scale);
+    const onnx::NodeProto* div = find_consumer(centred, {"Div"});
+    if (div == nullptr || div->input_size() != 2 ||
+        resolve(div->input(1)) != resolve(sqrt->output(0)))
+      missing(centred, "Div by its Sqrt", scale);
+    std::string constant_input;
+    const onnx::NodeProto* mul = find_with_constant(value(div->output(0)), "Mul", constant_input);
+    if (mul == nullptr) missing(value(div->output(0)), "Mul by the scale", scale);
+    take(scale, constant_input, *mul);
+    const onnx::NodeProto* add = find_with_constant(value(mul->output(0)), "Add", constant_input);
+    if (add == nullptr) missing(value(mul->output(0)), "Add of the shift", shift);
+    take(shift, constant_input, *add);
+    last_tensor_ = shift.name;
+    return with_width(value(add->output(0)), scale.value.numel());
+  }
+
+  // Clip(0, 6): the bounds as inputs (opset 11) or as attributes (before).
+  GraphValue relu6(GraphValue x) override {
+    const onnx::NodeProto* clip = find_consumer(x, {"Clip"});
+    if (clip == nullptr) missing(x, "Clip (ReLU6)", std::nullopt);
+    const auto bound = [&](int input, const char* name) -> std::optional<double> {
+      if (const onnx::AttributeProto* a = attribute(*clip, name)) return a->f();
+      if (clip->input_size() <= input || clip->input(input).empty()) return std::nullopt;
+      const auto it = constants_.find(resolve(clip->input(input)));
+      return it == constants_.end() ? std::nullopt : float_scalar(*it->second);
+    };
+    const std::optional<double> low = bound(1, "min"), high = bound(2, "max");
+    if (low != 0.0 || high != 6.0)
+      fail(fmt::format("its Clip '{}' (after '{}') clips to [{}, {}]; the network's ReLU6 to "
+                       "[0, 6]",
+                       clip->name(), last_tensor_, low ? fmt::format("{}", *low) : "-inf",
+                       high ? fmt::format("{}", *high) : "inf"));
+    return with_width(value(clip->output(0)), width(x));
+  }
+
+  // vit.py's attention as torch.onnx traces it: Reshape [N, T, 3, heads, d] -> Transpose
+  // (2, 0, 3, 1, 4) -> Gather 0, 1, 2 -> MatMul(q, Transpose(k, (0, 1, 3, 2))) -> Mul
+  // 1/sqrt(d) -> Softmax(-1) -> MatMul(·, v) -> Transpose (0, 2, 1, 3) -> Reshape [N, T, c].
+  GraphValue attention(GraphValue qkv, std::int64_t heads) override {
+    const std::int64_t c = width(qkv) / 3, d = c / heads;
+    const onnx::NodeProto* split = find_consumer(qkv, {"Reshape"});
+    if (split == nullptr) missing(qkv, "Reshape (to heads)", std::nullopt);
+    check_reshape(*split, {std::nullopt, std::nullopt, 3, heads, d},
+                  fmt::format("[N, T, 3, {}, {}]", heads, d));
+    const GraphValue parts =
+        transposed(value(split->output(0)), {2, 0, 3, 1, 4}, "the attention's q, k and v");
+    std::optional<GraphValue> q, k, v;
+    for (const int i : consumers(parts)) {
+      const onnx::NodeProto& node = graph_.node(i);
+      if (matched_[i] || node.op_type() != "Gather" || node.input_size() != 2 ||
+          resolve(node.input(0)) != name(parts))
+        continue;
+      const onnx::AttributeProto* axis = attribute(node, "axis");
+      const auto it = constants_.find(resolve(node.input(1)));
+      const std::optional<std::vector<std::int64_t>> index =
+          it == constants_.end() ? std::nullopt : integers(*it->second);
+      if ((axis && axis->i() != 0) || !index || index->size() != 1 || it->second->dims_size())
+        fail(fmt::format("its Gather '{}' on '{}' is no pick of q, k or v (axis 0, one index)",
+                         node.name(), name(parts)));
+      std::optional<GraphValue>* part = index->front() == 0   ? &q
+                                        : index->front() == 1 ? &k
+                                        : index->front() == 2 ? &v
+                                                              : nullptr;
+      if (part == nullptr || part->has_value())
+        fail(fmt::format("its Gather '{}' on '{}' picks index {}, where the network's q, k and "
+                         "v are 0, 1 and 2, once each",
+                         node.name(), name(parts), index->front()));
+      matched_[i] = true;
+      *part = value(node.output(0));
+    }
+    if (!q || !k || !v) missing(parts, "Gather of each of q, k and v", std::nullopt);
+    const GraphValue k_t = transposed(*k, {0, 1, 3, 2}, "the keys");
+    const GraphValue scores = product(*q, k_t, "q kᵀ");
+    const GraphValue scaled = with_scalar(scores, "Mul", 1.0 / std::sqrt(static_cast<double>(d)),
+                                          std::nullopt);
+    const onnx::NodeProto* softmax = find_consumer(scaled, {"Softmax"});
+    if (softmax == nullptr) missing(scaled, "Softmax", std::nullopt);
+    const onnx::AttributeProto* axis = attribute(*softmax, "axis");
+    if (!axis || (axis->i() != -1 && axis->i() != 3))
+      fail(fmt::format("its Softmax '{}' is over axis {}; the network's attention is over the "
+                       "keys (the last axis)",
+                       softmax->name(), axis ? axis->i() : 1));
+    const GraphValue mixed = product(value(softmax->output(0)), *v, "the attention times v");
+    const GraphValue heads_last = transposed(mixed, {0, 2, 1, 3}, "the heads");
+    const onnx::NodeProto* joined = find_consumer(heads_last, {"Reshape"});
+    if (joined == nullptr) missing(heads_last, "Reshape (heads joined)", std::nullopt);
+    check_reshape(*joined, {std::nullopt, std::nullopt, c}, fmt::format("[N, T, {}]", c));
+    return with_width(value(joined->output(0)), c);
   }
 
  private:
@@ -262,7 +438,7 @@ class GraphMatcher final : public InferenceGraph {
                      "to {})",
                      tensor ? fmt::format("'{}' {}", tensor->name,
                                           shape_string(tensor->value.shape()))
-                            : fmt::format("a flatten after '{}'", last_tensor_),
+                            : fmt::format("the layer after '{}'", last_tensor_),
                      op, name(x),
                      found.empty() ? "nothing else" : fmt::format("{}", fmt::join(found, ", "))));
   }
@@ -297,6 +473,23 @@ class GraphMatcher final : public InferenceGraph {
       const std::string end = resolved_.count(v) ? resolved_.at(v) : v;
       for (const std::string& alias : chain) resolved_[alias] = end;
     }
+  }
+
+  // The values that hold shapes, not data: constants, Shape's outputs and what nodes compute
+  // from those alone. ONNX lists nodes in topological order, so one pass finds them.
+  void find_shape_values() {
+    for (const auto& [v, tensor] : constants_) shape_values_.insert(v);
+    for (const onnx::NodeProto& node : graph_.node())
+      if (node.op_type() == "Shape" || computes_shapes(node))
+        for (const std::string& output : node.output()) shape_values_.insert(output);
+  }
+
+  // Whether the node computes from constants and shapes alone (Constant, Shape: from none).
+  bool computes_shapes(const onnx::NodeProto& node) const {
+    if (node.op_type() == "Shape" || node.op_type() == "Constant") return true;
+    for (const std::string& input : node.input())
+      if (!input.empty() && !shape_values_.count(resolve(input))) return false;
+    return node.input_size() > 0;
   }
 
   std::string resolve(const std::string& v) const {
@@ -387,6 +580,145 @@ class GraphMatcher final : public InferenceGraph {
       }
     }
     return axes == std::vector<std::int64_t>{2} || axes == std::vector<std::int64_t>{-1};
+  }
+
+  // The unmatched `op` node on x and a constant, in either order (marked matched); the
+  // constant's input name goes to `constant_input`.
+  const onnx::NodeProto* find_with_constant(GraphValue x, const char* op,
+                                            std::string& constant_input) {
+    for (const int i : consumers(x)) {
+      const onnx::NodeProto& node = graph_.node(i);
+      if (matched_[i] || node.op_type() != op || node.input_size() != 2) continue;
+      const bool first = resolve(node.input(0)) == name(x);
+      if (!first && resolve(node.input(1)) != name(x)) continue;
+      const std::string& other = node.input(first ? 1 : 0);
+      if (!constants_.count(resolve(other))) continue;
+      matched_[i] = true;
+      constant_input = other;
+      return &node;
+    }
+    return nullptr;
+  }
+
+  // The `op` node on x and the scalar constant `expected` (eps, a scale, Pow's 2).
+  GraphValue with_scalar(GraphValue x, const char* op, double expected,
+                         const std::optional<NamedTensor>& tensor) {
+    std::string constant_input;
+    const onnx::NodeProto* node = find_with_constant(x, op, constant_input);
+    if (node == nullptr) missing(x, fmt::format("{} by {}", op, expected), tensor);
+    const std::optional<double> got = float_scalar(*constants_.at(resolve(constant_input)));
+    if (!got || !close_to(*got, expected))
+      fail(fmt::format("its {} '{}' (after '{}') is by {}, where the network's is by {}", op,
+                       node->name(), last_tensor_, got ? fmt::format("{}", *got) : "a non-scalar",
+                       expected));
+    return value(node->output(0));
+  }
+
+  // The Transpose of x by `perm`.
+  GraphValue transposed(GraphValue x, const std::vector<std::int64_t>& perm, const char* what) {
+    const onnx::NodeProto* node = find_consumer(x, {"Transpose"});
+    if (node == nullptr) missing(x, fmt::format("Transpose of {}", what), std::nullopt);
+    const onnx::AttributeProto* a = attribute(*node, "perm");
+    const std::vector<std::int64_t> got =
+        a ? std::vector<std::int64_t>(a->ints().begin(), a->ints().end())
+          : std::vector<std::int64_t>{};
+    if (got != perm)
+      fail(fmt::format("its Transpose '{}' of {} (after '{}') permutes ({}); the network's "
+                       "({})",
+                       node->name(), what, last_tensor_, fmt::join(got, ", "),
+                       fmt::join(perm, ", ")));
+    return value(node->output(0));
+  }
+
+  // The MatMul of a and b, in that order.
+  GraphValue product(GraphValue a, GraphValue b, const char* what) {
+    for (const int i : consumers(a)) {
+      const onnx::NodeProto& node = graph_.node(i);
+      if (matched_[i] || node.op_type() != "MatMul" || node.input_size() != 2 ||
+          resolve(node.input(0)) != name(a) || resolve(node.input(1)) != name(b))
+        continue;
+      matched_[i] = true;
+      return value(node.output(0));
+    }
+    fail(fmt::format("where the network computes {} (after '{}'), its graph has no MatMul of "
+                     "'{}' and '{}'",
+                     what, last_tensor_, name(a), name(b)));
+  }
+
+  // A ReduceMean over the last axis of tokens [N, T, C], keeping it.
+  void check_last_axis(const onnx::NodeProto& node, const NamedTensor& tensor) {
+    const onnx::AttributeProto* axes = attribute(node, "axes");
+    const std::vector<std::int64_t> got =
+        axes ? std::vector<std::int64_t>(axes->ints().begin(), axes->ints().end())
+             : std::vector<std::int64_t>{};
+    if (got != std::vector<std::int64_t>{-1} && got != std::vector<std::int64_t>{2})
+      mismatch(node, tensor,
+               fmt::format("axes [{}] (the network: the last)", fmt::join(got, ", ")));
+    check_attribute(node, "keepdims", {1}, tensor);
+  }
+
+  // What a Reshape's shape input holds, entry by entry (nullopt: computed at run time), as far
+  // as it can be told without running the graph: a constant, or a Concat of constants and of
+  // Unsqueezed scalars (the sizes torch.onnx reads off a dynamic batch). Nullopt when not even
+  // its length can be told.
+  std::optional<std::vector<std::optional<std::int64_t>>> reshape_target(
+      const std::string& input) const {
+    if (auto piece = shape_piece(input)) return piece;
+    const auto p = producer_.find(resolve(input));
+    if (p == producer_.end() || graph_.node(p->second).op_type() != "Concat") return std::nullopt;
+    std::vector<std::optional<std::int64_t>> target;
+    for (const std::string& input_piece : graph_.node(p->second).input()) {
+      const auto piece = shape_piece(input_piece);
+      if (!piece) return std::nullopt;
+      target.insert(target.end(), piece->begin(), piece->end());
+    }
+    return target;
+  }
+
+  // A constant's entries, or one unknown entry for an Unsqueezed scalar.
+  std::optional<std::vector<std::optional<std::int64_t>>> shape_piece(
+      const std::string& input) const {
+    const std::string v = resolve(input);
+    if (const auto c = constants_.find(v); c != constants_.end()) {
+      const std::optional<std::vector<std::int64_t>> ints = integers(*c->second);
+      if (!ints) return std::nullopt;
+      return std::vector<std::optional<std::int64_t>>(ints->begin(), ints->end());
+    }
+    const auto p = producer_.find(v);
+    if (p != producer_.end() && graph_.node(p->second).op_type() == "Unsqueeze")
+      return std::vector<std::optional<std::int64_t>>{std::nullopt};
+    return std::nullopt;
+  }
+
+  // The Reshape must go to `expected` (nullopt: any size), as far as its target can be told;
+  // -1 (the size the others leave) stands for any.
+  void check_reshape(const onnx::NodeProto& node,
+                     const std::vector<std::optional<std::int64_t>>& expected,
+                     const std::string& what) {
+    if (node.input_size() != 2) fail(fmt::format("its Reshape '{}' has no shape", node.name()));
+    const auto target = reshape_target(node.input(1));
+    if (!target) return;
+    bool fits = target->size() == expected.size();
+    for (std::size_t i = 0; fits && i < expected.size(); ++i)
+      fits = !expected[i] || !(*target)[i] || *(*target)[i] == -1 || (*target)[i] == expected[i];
+    if (!fits) {
+      std::vector<std::string> entries;
+      for (const auto& e : *target) entries.push_back(e ? std::to_string(*e) : "?");
+      fail(fmt::format("its Reshape '{}' (after '{}') goes to [{}], where the network's goes "
+                       "to {}",
+                       node.name(), last_tensor_, fmt::join(entries, ", "), what));
+    }
+  }
+
+  // The width (last dimension) of a token value, as the layer that made it told.
+  GraphValue with_width(GraphValue x, std::int64_t width) {
+    widths_[x.id] = width;
+    return x;
+  }
+  std::int64_t width(GraphValue x) const {
+    const auto it = widths_.find(x.id);
+    PFC_CHECK(it != widths_.end(), "ONNX import: the width of '{}' is not known", name(x));
+    return it->second;
   }
 
   std::optional<Tensor> take_conv_bias(GraphValue x) {
@@ -522,6 +854,9 @@ class GraphMatcher final : public InferenceGraph {
   std::unordered_map<std::string, std::string> alias_;         // Identity / Dropout outputs
   std::unordered_map<std::string, std::string> resolved_;      // alias -> the value it is
   std::map<std::string, std::vector<int>> consumers_;          // value -> nodes taking it
+  std::unordered_map<std::string, int> producer_;              // value -> the node making it
+  std::set<std::string> shape_values_;  // values that hold shapes (find_shape_values)
+  std::map<std::int64_t, std::int64_t> widths_;  // GraphValue id -> its last dimension
   std::vector<std::string> values_;                            // GraphValue id -> value
   std::map<std::int64_t, Tensor> conv_bias_;  // a Conv's bias, until its batch norm takes it
   std::vector<NamedTensor> tensors_;
@@ -547,7 +882,18 @@ OnnxBackbone read_onnx_backbone(const std::filesystem::path& file, const Backbon
   const onnx::ModelProto model = read_model(file, limit);
   GraphMatcher matcher(model.graph(), file, network);
   const GraphValue images = matcher.input();
-  return matcher.finish(network.trace(matcher, images));
+  OnnxBackbone backbone = matcher.finish(network.trace(matcher, images));
+  // A parameter inference never reads (the ViT's mask_token) has no trace in the graph.
+  std::set<std::string> read;
+  for (const NamedTensor& t : backbone.tensors) read.insert(t.name);
+  for (const Parameter* p : network.parameters()) {
+    if (read.count(p->name)) continue;
+    Tensor zeros = Tensor::host(p->torch_shape, DType::f32);
+    std::fill(zeros.data<float>(), zeros.data<float>() + zeros.numel(), 0.0f);
+    backbone.tensors.push_back({p->name, std::move(zeros)});
+    backbone.untraced.push_back(p->name);
+  }
+  return backbone;
 }
 
 }  // namespace pfc

@@ -1,6 +1,7 @@
 #include "eval/pretrained_backbone.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <optional>
@@ -138,6 +139,10 @@ PretrainedBackbone load_pretrained_backbone(Backbone& network, const fs::path& p
           "which computes the same embeddings in inference mode, but their training-mode scale "
           "is lost: fine-tune from the model.pt the model was exported from to keep it",
           result.origin, onnx.folded_batch_norms));
+    if (!onnx.untraced.empty())
+      result.notes.push_back(fmt::format(
+          "{}: {}: read by training's masking alone, so in no inference model; set to 0",
+          result.origin, fmt::join(onnx.untraced, ", ")));
     load_named(network, std::move(onnx.tensors), result.origin);
   } else {
     result.origin = fmt::format("PyTorch state_dict '{}'", path.string());

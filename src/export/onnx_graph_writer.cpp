@@ -101,6 +101,69 @@ const std::string& OnnxGraphWriter::add_initializer(const NamedTensor& tensor,
   return init->name();
 }
 
+OnnxGraphWriter::Applied OnnxGraphWriter::apply(const std::string& op_type,
+                                                const std::string& name,
+                                                const std::vector<std::string>& inputs,
+                                                Shape shape) {
+  const std::string unique = unique_name(name);
+  onnx::NodeProto& node = add_node(op_type, unique, inputs, unique);
+  return {node, new_value(unique, std::move(shape))};
+}
+
+std::string OnnxGraphWriter::constant(const std::string& name, onnx::TensorProto tensor) {
+  const std::string unique = unique_name(name);
+  auto* attribute = add_node("Constant", unique, {}, unique).add_attribute();
+  attribute->set_name("value");
+  attribute->set_type(onnx::AttributeProto::TENSOR);
+  *attribute->mutable_t() = std::move(tensor);
+  return unique;
+}
+
+std::string OnnxGraphWriter::int64_constant(const std::string& name,
+                                            const std::vector<std::int64_t>& values) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(static_cast<std::int64_t>(values.size()));
+  for (const std::int64_t v : values) t.add_int64_data(v);
+  return constant(name, std::move(t));
+}
+
+std::string OnnxGraphWriter::int64_scalar(const std::string& name, std::int64_t value) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_int64_data(value);
+  return constant(name, std::move(t));
+}
+
+std::string OnnxGraphWriter::float_scalar(const std::string& name, double value) {
+  onnx::TensorProto t;
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_float_data(static_cast<float>(value));
+  return constant(name, std::move(t));
+}
+
+GraphValue OnnxGraphWriter::reshape(GraphValue x, const std::string& name,
+                                    const std::vector<std::int64_t>& target, Shape shape) {
+  PFC_CHECK(shape_numel(shape) == shape_numel(value(x).shape),
+            "ONNX export: Reshape of {} to {}", shape_string(value(x).shape),
+            shape_string(shape));
+  return apply("Reshape", name, {value(x).name, int64_constant(name + ".shape", target)},
+               std::move(shape))
+      .value;
+}
+
+GraphValue OnnxGraphWriter::transpose(GraphValue x, const std::string& name,
+                                      const std::vector<std::int64_t>& perm) {
+  const Shape in = value(x).shape;
+  PFC_CHECK(perm.size() == in.size(), "ONNX export: Transpose of {} by {} axes",
+            shape_string(in), perm.size());
+  Shape shape;
+  for (const std::int64_t axis : perm) shape.push_back(in.at(static_cast<std::size_t>(axis)));
+  Applied t = apply("Transpose", name, {value(x).name}, std::move(shape));
+  add_ints(t.node, "perm", perm);
+  return t.value;
+}
+
 onnx::NodeProto& OnnxGraphWriter::add_node(const std::string& op_type, const std::string& name,
                                            const std::vector<std::string>& inputs,
                                            const std::string& output) {
@@ -131,7 +194,7 @@ void OnnxGraphWriter::set_output(GraphValue v, const std::string& name) {
 }
 
 GraphValue OnnxGraphWriter::convolution(GraphValue x, const NamedTensor& weight,
-                                        const ConvolutionSpec& spec) {
+                                        const NamedTensor* bias, const ConvolutionSpec& spec) {
   const Shape in = value(x).shape;
   PFC_CHECK(in.size() == 4, "{}: the convolution's input {} is not [N, C, H, W]", weight.name,
             shape_string(in));
@@ -146,10 +209,12 @@ GraphValue OnnxGraphWriter::convolution(GraphValue x, const NamedTensor& weight,
   const auto out_size = [&](std::int64_t s) {
     return (s + 2 * spec.pad - spec.kernel) / spec.stride + 1;
   };
-  const std::string& w =
-      add_initializer(weight, {out_channels, c / spec.groups, spec.kernel, spec.kernel});
+  std::vector<std::string> inputs{
+      value(x).name,
+      add_initializer(weight, {out_channels, c / spec.groups, spec.kernel, spec.kernel})};
+  if (bias != nullptr) inputs.push_back(add_initializer(*bias, {out_channels}));
   const std::string name = unique_name(layer_name(weight.name));
-  onnx::NodeProto& node = add_node("Conv", name, {value(x).name, w}, name);
+  onnx::NodeProto& node = add_node("Conv", name, inputs, name);
   add_ints(node, "kernel_shape", {spec.kernel, spec.kernel});
   add_ints(node, "strides", {spec.stride, spec.stride});
   add_ints(node, "pads", {spec.pad, spec.pad, spec.pad, spec.pad});
@@ -209,17 +274,20 @@ GraphValue OnnxGraphWriter::add(GraphValue a, GraphValue b) {
 
 GraphValue OnnxGraphWriter::flatten(GraphValue x) {
   const Shape in = value(x).shape;
-  PFC_CHECK(in.size() == 4, "ONNX export: Flatten of {}", shape_string(in));
-  const std::string name = unique_name(value(x).name + ".flatten");
-  add_int(add_node("Flatten", name, {value(x).name}, name), "axis", 1);
-  return new_value(name, {-1, in[1] * in[2] * in[3]});
+  PFC_CHECK(in.size() == 3 || in.size() == 4, "ONNX export: Flatten of {}", shape_string(in));
+  std::int64_t features = 1;
+  for (std::size_t d = 1; d < in.size(); ++d) features *= in[d];
+  Applied flat = apply("Flatten", value(x).name + ".flatten", {value(x).name}, {-1, features});
+  add_int(flat.node, "axis", 1);
+  return flat.value;
 }
 
 GraphValue OnnxGraphWriter::linear(GraphValue x, const NamedTensor& weight,
                                    const NamedTensor* bias) {
   const Shape in = value(x).shape;
-  PFC_CHECK(in.size() == 2, "{}: the linear layer's input {} is not [N, features]", weight.name,
-            shape_string(in));
+  if (in.size() == 3) return token_linear(x, weight, bias);
+  PFC_CHECK(in.size() == 2, "{}: the linear layer's input {} is neither [N, features] nor "
+            "[N, tokens, features]", weight.name, shape_string(in));
   PFC_CHECK(weight.value.numel() % in[1] == 0, "{}: {} values are no [out, {}] matrix",
             weight.name, weight.value.numel(), in[1]);
   const std::int64_t out = weight.value.numel() / in[1];
@@ -229,6 +297,124 @@ GraphValue OnnxGraphWriter::linear(GraphValue x, const NamedTensor& weight,
   onnx::NodeProto& node = add_node("Gemm", name, inputs, name);
   add_int(node, "transB", 1);
   return new_value(name, {-1, out});
+}
+
+GraphValue OnnxGraphWriter::token_linear(GraphValue x, const NamedTensor& weight,
+                                         const NamedTensor* bias) {
+  const Shape in = value(x).shape;
+  const std::int64_t features = in.back();
+  PFC_CHECK(weight.value.dtype() == DType::f32, "{}: {} is not f32", weight.name,
+            weight.value.describe());
+  PFC_CHECK(weight.value.numel() % features == 0, "{}: {} values are no [out, {}] matrix",
+            weight.name, weight.value.numel(), features);
+  const std::int64_t out = weight.value.numel() / features;
+  // torch.onnx multiplies by the transposed weight, folded into a constant [in, out].
+  Tensor transposed = Tensor::host({features, out}, DType::f32);
+  const float* w = weight.value.data<float>();
+  float* t = transposed.data<float>();
+  for (std::int64_t o = 0; o < out; ++o)
+    for (std::int64_t i = 0; i < features; ++i) t[i * out + o] = w[o * features + i];
+  const std::string w_t = add_initializer({weight.name + ".T", transposed}, {features, out});
+  const std::string layer = layer_name(weight.name);
+  Shape shape = in;
+  shape.back() = out;
+  if (bias == nullptr) return apply("MatMul", layer, {value(x).name, w_t}, shape).value;
+  const GraphValue product = apply("MatMul", layer + ".matmul", {value(x).name, w_t}, shape).value;
+  return apply("Add", layer, {value(product).name, add_initializer(*bias, {out})}, shape).value;
+}
+
+GraphValue OnnxGraphWriter::tokens(GraphValue x) {
+  const Shape in = value(x).shape;
+  PFC_CHECK(in.size() == 4, "ONNX export: tokens of {}, which is not [N, C, H, W]",
+            shape_string(in));
+  const std::string name = value(x).name + ".tokens";
+  const std::int64_t c = in[1], pixels = in[2] * in[3];
+  const GraphValue flat = reshape(x, name + ".flatten", {0, c, pixels}, {-1, c, pixels});
+  return transpose(flat, name, {0, 2, 1});
+}
+
+GraphValue OnnxGraphWriter::add_parameter(GraphValue x, const NamedTensor& p) {
+  Shape shape = value(x).shape;
+  shape[0] = 1;
+  const std::string& initializer = add_initializer(p, shape);
+  return apply("Add", p.name + ".add", {value(x).name, initializer}, value(x).shape).value;
+}
+
+GraphValue OnnxGraphWriter::layer_norm(GraphValue x, const NamedTensor& scale,
+                                       const NamedTensor& shift, double eps) {
+  const Shape in = value(x).shape;
+  PFC_CHECK(in.size() >= 2, "{}: the LayerNorm's input {} has no features", scale.name,
+            shape_string(in));
+  const std::string layer = layer_name(scale.name);
+  const std::string s = add_initializer(scale, {in.back()});
+  const std::string b = add_initializer(shift, {in.back()});
+  Shape reduced = in;
+  reduced.back() = 1;
+  const auto mean = [&](GraphValue v, const std::string& name) {
+    Applied m = apply("ReduceMean", name, {value(v).name}, reduced);
+    add_ints(m.node, "axes", {-1});  // keepdims: 1, ONNX's default
+    return m.value;
+  };
+  const auto name = [&](GraphValue v) { return value(v).name; };
+  const GraphValue centred =
+      apply("Sub", layer + ".centred", {name(x), name(mean(x, layer + ".mean"))}, in).value;
+  const GraphValue squares =
+      apply("Pow", layer + ".squares", {name(centred), float_scalar(layer + ".two", 2.0)}, in)
+          .value;
+  const GraphValue variance =
+      apply("Add", layer + ".variance_eps",
+            {name(mean(squares, layer + ".variance")), float_scalar(layer + ".eps", eps)},
+            reduced)
+          .value;
+  const GraphValue deviation = apply("Sqrt", layer + ".std", {name(variance)}, reduced).value;
+  const GraphValue normalised =
+      apply("Div", layer + ".normalised", {name(centred), name(deviation)}, in).value;
+  const GraphValue scaled = apply("Mul", layer + ".scaled", {name(normalised), s}, in).value;
+  return apply("Add", layer, {name(scaled), b}, in).value;
+}
+
+GraphValue OnnxGraphWriter::relu6(GraphValue x) {
+  const std::string name = value(x).name + ".relu6";
+  return apply("Clip", name,
+               {value(x).name, float_scalar(name + ".min", 0.0), float_scalar(name + ".max", 6.0)},
+               value(x).shape)
+      .value;
+}
+
+GraphValue OnnxGraphWriter::attention(GraphValue qkv, std::int64_t heads) {
+  const Shape in = value(qkv).shape;
+  PFC_CHECK(heads >= 1 && in.size() == 3 && in[2] % (3 * heads) == 0,
+            "ONNX export: attention of {} heads on {}, which is not [N, tokens, 3 x heads x d]",
+            heads, shape_string(in));
+  const std::int64_t t = in[1], c = in[2] / 3, d = c / heads;
+  const std::string layer = layer_name(value(qkv).name);  // blocks.0.attn (.qkv)
+  const auto name = [&](GraphValue v) { return value(v).name; };
+  const GraphValue split =
+      reshape(qkv, layer + ".split", {0, t, 3, heads, d}, {-1, t, 3, heads, d});
+  const GraphValue parts = transpose(split, layer + ".parts", {2, 0, 3, 1, 4});
+  const auto part = [&](std::int64_t index, const std::string& what) {
+    Applied gather = apply("Gather", layer + "." + what,
+                           {name(parts), int64_scalar(layer + "." + what + ".index", index)},
+                           {-1, heads, t, d});
+    add_int(gather.node, "axis", 0);
+    return gather.value;
+  };
+  const GraphValue q = part(0, "q"), k = part(1, "k"), v = part(2, "v");
+  const GraphValue k_t = transpose(k, layer + ".k_t", {0, 1, 3, 2});
+  const Shape scores_shape{-1, heads, t, t};
+  const GraphValue scores =
+      apply("MatMul", layer + ".scores", {name(q), name(k_t)}, scores_shape).value;
+  const GraphValue scaled =
+      apply("Mul", layer + ".scaled",
+            {name(scores), float_scalar(layer + ".scale", 1.0 / std::sqrt(static_cast<double>(d)))},
+            scores_shape)
+          .value;
+  Applied softmax = apply("Softmax", layer + ".softmax", {name(scaled)}, scores_shape);
+  add_int(softmax.node, "axis", -1);
+  const GraphValue mixed =
+      apply("MatMul", layer + ".mixed", {name(softmax.value), name(v)}, {-1, heads, t, d}).value;
+  return reshape(transpose(mixed, layer + ".heads", {0, 2, 1, 3}), layer + ".joined",
+                 {0, t, c}, {-1, t, c});
 }
 
 }  // namespace pfc

@@ -2,12 +2,14 @@
 # arcface_torch's models as starting points, against files PyTorch itself writes here (a venv
 # under the build folder: tests/support/python_venv.sh torch torch onnxruntime numpy; skipped
 # when PyPI cannot be reached):
-#  - `pfc import` of a tiny iresnet's and MobileFaceNet's model.pt (torch.save of the
-#    state_dict) and ONNX export (torch2onnx.py's call: batch norms folded into the
-#    convolutions), of float16 weights (HalfStorage) and of non-contiguous views; then
-#    `pfc embed` of the imported run equals torch's inference-mode embeddings of the same
-#    decoded images within the fp32 rule (max(1e-4, 4 x torch's own fp32 error) of the float64
-#    answer), as do onnxruntime's of `pfc export`'s model of the run, and `pfc verify` takes it;
+#  - `pfc import` of a tiny iresnet's, MobileFaceNet's and a small Vision Transformer's
+#    model.pt (torch.save of the state_dict) and ONNX export (torch2onnx.py's call: batch norms
+#    folded into the convolutions; the ViT's with a dynamic batch, at opset 11: LayerNorm
+#    decomposed, shapes computed from the input's), of float16 weights (HalfStorage) and of
+#    non-contiguous views; then `pfc embed` of the imported run equals torch's inference-mode
+#    embeddings of the same decoded images within the fp32 rule (max(1e-4, 4 x torch's own
+#    fp32 error) of the float64 answer), as do onnxruntime's of `pfc export`'s model of the run
+#    (MobileFaceNet, the ViT), and `pfc verify` takes it;
 #  - fine-tuning: `pfc train` with pretrained = model.pt on another class count logs where its
 #    backbone came from and trains; `resume = true` on the imported run repeats its losses
 #    exactly (the import is the trainer's own start); pretrained = a pfc run works too;
@@ -51,6 +53,9 @@ common=(--set fp16=false --set embedding_size=64 --set num_classes=7 --set batch
 iresnet=("${common[@]}" --set network=\"custom\" --set layers=[2,2,2,1]
          --set widths=[16,32,64,128])
 mbf=("${common[@]}" --set network=\"mbf\")
+# Masking and DropPath are training's: inference, and so the embeddings, have neither.
+vit=("${common[@]}" --set network=\"vit\" --set embed_dim=32 --set depth=2 --set num_heads=4
+     --set mask_ratio=0.1 --set drop_path_rate=0.1)
 
 # import MODEL NET REFERENCE: pfc import into $work/run_<model's name>, pfc embed of the .bin,
 # compared with torch's embeddings REFERENCE.
@@ -73,10 +78,14 @@ import_and_embed "$m/iresnet.pt" iresnet "$m/iresnet"
 import_and_embed "$m/iresnet.onnx" iresnet "$m/iresnet"
 import_and_embed "$m/mbf.pt" mbf "$m/mbf"
 import_and_embed "$m/mbf.onnx" mbf "$m/mbf"
+import_and_embed "$m/vit.pt" vit "$m/vit"
+import_and_embed "$m/vit.onnx" vit "$m/vit"
 import_and_embed "$m/iresnet_half.pt" iresnet "$m/iresnet_half"
 import_and_embed "$m/iresnet_views.pt" iresnet "$m/iresnet"
 grep -q "batch norms were folded into the convolutions" "$work/run_iresnet_onnx.import.log" ||
   fail "the import of a folded ONNX model does not say its batch norms were folded"
+grep -q "mask_token: read by training's masking alone" "$work/run_vit_onnx.import.log" ||
+  fail "the import of a ViT's ONNX model does not say that it has no mask_token"
 "$python" - "$work/run_iresnet_pt/ckpt/step_0000000/model.h5" "$m/iresnet.pt" <<'PY' ||
 import sys, h5py
 config = h5py.File(sys.argv[1], "r")["state"].attrs["config"]
@@ -92,6 +101,12 @@ PY
   "$work/images.f32" "$work/mbf_ort.f32" >/dev/null || fail "onnxruntime on the export"
 "$python" "$models/compare_embeddings.py" "$work/mbf_ort.f32" "$m/mbf" 64 ||
   fail "onnxruntime's embeddings of the imported run's export are not torch's"
+"$PFC" export "$work/run_vit_pt" "$work/vit.onnx" >"$work/export_vit.log" 2>&1 ||
+  { fail "pfc export of an imported ViT run"; cat "$work/export_vit.log"; }
+"$torch_python" "$PFC_SOURCE_DIR/tests/support/onnx_embed.py" "$work/vit.onnx" \
+  "$work/images.f32" "$work/vit_ort.f32" 3 >/dev/null || fail "onnxruntime on the ViT's export"
+"$python" "$models/compare_embeddings.py" "$work/vit_ort.f32" "$m/vit" 64 ||
+  fail "onnxruntime's embeddings of the imported ViT run's export are not torch's"
 "$PFC" verify "$work/run_iresnet_pt" "$work/pairs.bin" >"$work/verify.log" 2>&1 ||
   { fail "pfc verify of an imported run"; cat "$work/verify.log"; }
 grep -qE "^\[pairs\]Accuracy-Flip: [01]\.[0-9]{5}" "$work/verify.log" ||

@@ -4,7 +4,8 @@
 # like iresnet: 4 steps straight equal 2 steps + resume for 2 on the same 2 ranks (losses to
 # 1e-6, the step-4 checkpoints bit for bit: the resumed run draws the masks and DropPath
 # decisions the uninterrupted one drew, keyed by seed, step and global sample); the checkpoint
-# resumes on 3 ranks and trains on; and pfc export refuses it, exit 2, naming the network.
+# resumes on 3 ranks and trains on; and pfc export writes its ONNX model (onnxruntime's
+# embeddings of a ViT's export against PyTorch's: import_torch.sh).
 set -euo pipefail
 . "$(dirname "$0")/run_support.sh"
 out=$work
@@ -38,9 +39,7 @@ grep -q "resumed from $out/split/ckpt/step_0000004 at step 4" "$out/split.log"
 grep -q "Global Step: 5 " "$out/split.log"
 echo "vit: the 2-rank checkpoint resumed on 3 ranks and trained to step 5"
 
-code=0
-"$PFC" export "$out/split" "$out/vit.onnx" > "$out/export.log" 2>&1 || code=$?
-[ "$code" -eq 2 ] && grep -q "export of a Vision Transformer" "$out/export.log" ||
-  { echo "pfc export of a ViT: exit $code"; cat "$out/export.log"; exit 1; }
-[ ! -e "$out/vit.onnx" ]
-echo "vit: pfc export refuses it (exit 2)"
+"$PFC" export "$out/split" "$out/vit.onnx" > "$out/export.log" 2>&1 ||
+  { echo "pfc export of a ViT: exit $?"; cat "$out/export.log"; exit 1; }
+[ -s "$out/vit.onnx" ]
+echo "vit: pfc export writes its ONNX model"

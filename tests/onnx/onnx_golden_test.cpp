@@ -1,9 +1,10 @@
-// pfc's ONNX export against arcface_torch itself: tiny, r50 and mbf (MobileFaceNet, from the
-// parity file: grouped and depthwise convolutions, the GDC head) rebuilt from the golden fill
-// rule, with the batch-norm running statistics of the golden case, exported and run by
-// onnxruntime. Its embeddings must be arcface_torch's inference-mode embeddings
-// (`eval_embeddings`, float64) within the golden tolerance: max(1e-4, 4 x arcface_torch's own
-// fp32 error on them). Skipped only when PyPI cannot be reached for onnxruntime.
+// pfc's ONNX export against arcface_torch itself: tiny, r50, mbf (MobileFaceNet, from the
+// parity file: grouped and depthwise convolutions, the GDC head) and vit_tiny (the Vision
+// Transformer file: tokens, LayerNorm, attention, ReLU6) rebuilt from the golden fill rule,
+// with the batch-norm running statistics of the golden case, exported and run by onnxruntime.
+// Its embeddings must be arcface_torch's inference-mode embeddings (`eval_embeddings`, float64)
+// within the golden tolerance: max(1e-4, 4 x arcface_torch's own fp32 error on them). Skipped
+// only when PyPI cannot be reached for onnxruntime.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,7 +42,9 @@ TEST_P(OnnxGolden, OnnxruntimeComputesArcfaceTorchEvalEmbeddings) {
   const std::string python = test::onnxruntime_python();
   if (python.empty()) GTEST_SKIP() << "PyPI cannot be reached: no onnxruntime to run the model";
   const std::string group = GetParam();
-  const GoldenFile file(group == "mbf" ? test::parity_golden_path() : test::golden_path());
+  const GoldenFile file(group == "mbf"                ? test::parity_golden_path()
+                        : group.starts_with("vit") ? test::vit_golden_path()
+                                                   : test::golden_path());
   const GoldenNetwork network = file.network(group);
   CpuBackend backend;
   const auto model = golden_backbone(file, network, backend, DType::f32);
@@ -82,10 +85,11 @@ TEST_P(OnnxGolden, OnnxruntimeComputesArcfaceTorchEvalEmbeddings) {
               "(arcface_torch's fp32: %.2e; tolerance %.1e); model %.1f MB\n",
               group.c_str(), worst, torch_error, tolerance, fs::file_size(path) / 1e6);
   EXPECT_LE(worst, tolerance) << group;
-  if (!HasFailure()) fs::remove(path);  // 39 MB (tiny), 175 MB (r50), 8 MB (mbf)
+  // 39 MB (tiny), 175 MB (r50), 8 MB (mbf), 3 MB (vit_tiny)
+  if (!HasFailure()) fs::remove(path);
 }
 
-INSTANTIATE_TEST_SUITE_P(Networks, OnnxGolden, ::testing::Values("tiny", "r50", "mbf"));
+INSTANTIATE_TEST_SUITE_P(Networks, OnnxGolden, ::testing::Values("tiny", "r50", "mbf", "vit_tiny"));
 
 }  // namespace
 }  // namespace pfc

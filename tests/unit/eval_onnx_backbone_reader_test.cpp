@@ -1,8 +1,10 @@
 // Reading a backbone out of an ONNX model by its graph: pfc export's own models read back as
-// the same tensors (an iresnet and MobileFaceNet), a model rewritten as torch.onnx writes one
+// the same tensors (an iresnet, MobileFaceNet and a Vision Transformer, whose mask_token no
+// inference graph holds: it comes back as zeros), a model rewritten as torch.onnx writes one
 // (every batch norm after a convolution folded into it, the weights renamed, the Linear as a
 // MatMul of the transposed weight plus an Add) computes the same embeddings once read, and
-// another network, an extra node or a file that is not ONNX is refused naming the tensor.
+// another network, an extra node, another head count or a file that is not ONNX is refused
+// naming the tensor or node.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -29,6 +31,18 @@ Config tiny_iresnet(std::vector<std::int64_t> widths = {4, 8, 8, 16}) {
   cfg.layers = {1, 2, 1, 1};
   cfg.widths = std::move(widths);
   cfg.image_size = 32;
+  cfg.embedding_size = 8;
+  return cfg;
+}
+
+// 4 tokens of 8 in 2 heads.
+Config tiny_vit(std::int64_t heads = 2) {
+  Config cfg;
+  cfg.network = "vit";
+  cfg.image_size = 18;
+  cfg.embed_dim = 8;
+  cfg.depth = 2;
+  cfg.num_heads = heads;
   cfg.embedding_size = 8;
   return cfg;
 }
@@ -109,7 +123,7 @@ onnx::ModelProto as_torch_writes_it(onnx::ModelProto model) {
     onnx::NodeProto node = g.node(i);
     for (int k = 0; k < node.input_size(); ++k)
       if (renamed.count(node.input(k))) node.set_input(k, renamed[node.input(k)]);
-    const auto conv = producer.find(node.input(0));
+    const auto conv = node.input_size() ? producer.find(node.input(0)) : producer.end();
     if (node.op_type() == "BatchNormalization" && conv != producer.end() &&
         g.node(conv->second).op_type() == "Conv" && uses[node.input(0)] == 1) {
       const std::vector<float> gamma = floats(initializer(g, node.input(1)));
@@ -142,12 +156,13 @@ onnx::ModelProto as_torch_writes_it(onnx::ModelProto model) {
       std::vector<float> t(weight.size());
       for (std::int64_t o = 0; o < out; ++o)
         for (std::int64_t k = 0; k < in; ++k) t[k * out + o] = weight[o * in + k];
-      add_floats(g, "onnx::MatMul_1", {in, out}, t);
+      const std::string transposed = "onnx::MatMul_" + std::to_string(counter++);
+      add_floats(g, transposed, {in, out}, t);
       onnx::NodeProto matmul;
       matmul.set_op_type("MatMul");
       matmul.set_name("/fc/MatMul");
       matmul.add_input(node.input(0));
-      matmul.add_input("onnx::MatMul_1");
+      matmul.add_input(transposed);
       matmul.add_output(node.input_size() < 3 ? node.output(0) : "/fc/MatMul_output_0");
       kept.push_back(matmul);
       if (node.input_size() < 3) continue;  // Linear(bias=False)
@@ -212,8 +227,9 @@ class OnnxBackboneReader : public ::testing::TestWithParam<const char*> {
   Config config() const {
     if (std::string(GetParam()) == "iresnet") return tiny_iresnet();
     Config cfg;
-    cfg.network = "mbf";
+    cfg.network = GetParam();
     cfg.embedding_size = 8;
+    if (cfg.network == "vit") return tiny_vit();
     return cfg;
   }
   CpuBackend backend_;
@@ -227,7 +243,14 @@ TEST_P(OnnxBackboneReader, ReadsPfcExportsBackExactly) {
   const OnnxBackbone read = read_onnx_backbone(path, *target);
   EXPECT_EQ(read.folded_batch_norms, 0);
   EXPECT_EQ(read.tensors.size(), source->parameters().size() + source->buffers().size());
+  const std::vector<std::string> untraced =
+      cfg.network == "vit" ? std::vector<std::string>{"mask_token"} : std::vector<std::string>{};
+  EXPECT_EQ(read.untraced, untraced);
   for (const NamedTensor& t : read.tensors) {
+    if (t.name == "mask_token") {
+      for (std::int64_t i = 0; i < t.value.numel(); ++i) EXPECT_EQ(t.value.data<float>()[i], 0);
+      continue;
+    }
     const Parameter* p = source->find_parameter(t.name);
     const Tensor expected = p ? source->export_parameter(*p)
                               : backend_.to_host(source->find_buffer(t.name)->value);
@@ -243,14 +266,48 @@ TEST_P(OnnxBackboneReader, ReadsATorchStyleExportAsTheSameFunction) {
   const std::string path = save(model, "torch.onnx");
   const auto target = make_backbone(cfg, backend_, DType::f32);
   const OnnxBackbone read = read_onnx_backbone(path, *target);
-  EXPECT_GT(read.folded_batch_norms, 0);
+  // The ViT's batch norms follow Linears, which torch.onnx does not fold.
+  EXPECT_EQ(read.folded_batch_norms > 0, cfg.network != "vit");
   load(*target, read);
   const Tensor images = random_images(2, cfg.image_size);
   const Tensor theirs = embed(*source, images), ours = embed(*target, images);
   EXPECT_LT(relative_l2(ours, theirs), 1e-5);
 }
 
-INSTANTIATE_TEST_SUITE_P(Networks, OnnxBackboneReader, ::testing::Values("iresnet", "mbf"));
+INSTANTIATE_TEST_SUITE_P(Networks, OnnxBackboneReader,
+                         ::testing::Values("iresnet", "mbf", "vit"));
+
+// The head count shows in no tensor's shape: the attention's Reshape tells it.
+TEST(OnnxBackboneReaderRefusals, AnotherHeadCountIsRefusedNamingTheReshape) {
+  CpuBackend backend;
+  const auto source = random_network(tiny_vit(2), backend, 1);
+  const std::string path = save(export_model(*source), "vit.onnx");
+  const std::string why = error_of(path, *make_backbone(tiny_vit(4), backend, DType::f32));
+  EXPECT_NE(why.find(path), std::string::npos) << why;
+  EXPECT_NE(why.find("Reshape 'blocks.0.attn.split'"), std::string::npos) << why;
+  EXPECT_NE(why.find("[0, 4, 3, 2, 4]"), std::string::npos) << why;
+  EXPECT_NE(why.find("[N, T, 3, 4, 2]"), std::string::npos) << why;
+}
+
+// A node on the data that no layer accounts for is refused, even of a kind that also computes
+// the shapes a Reshape takes (which need no counterpart).
+TEST(OnnxBackboneReaderRefusals, AStrayCastOnTheDataIsRefused) {
+  CpuBackend backend;
+  const auto source = random_network(tiny_vit(), backend, 1);
+  onnx::ModelProto model = export_model(*source);
+  onnx::NodeProto* cast = model.mutable_graph()->add_node();
+  cast->set_op_type("Cast");
+  cast->set_name("stray");
+  cast->add_input("norm");
+  cast->add_output("stray_out");
+  auto* to = cast->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(onnx::TensorProto::DOUBLE);
+  const std::string why =
+      error_of(save(model, "stray.onnx"), *make_backbone(tiny_vit(), backend, DType::f32));
+  EXPECT_NE(why.find("a Cast node 'stray' (on 'norm')"), std::string::npos) << why;
+}
 
 TEST(OnnxBackboneReaderRefusals, NameTheNetworksFirstTensorWithoutACounterpart) {
   CpuBackend backend;

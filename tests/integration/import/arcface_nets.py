@@ -1,8 +1,9 @@
 """Small networks in PyTorch with arcface_torch's module layout, so that their state_dict names
-are those of arcface_torch's iresnet and MobileFaceNet (conv1.weight, layer2.0.bn1.running_var,
-layers.3.layers.0.layers.1.layers.0.weight, features.layers.3.weight, ...). Written for the
-import test from the layer definitions in SPEC.md and the README, not copied from insightface:
-the test needs files that torch itself wrote for such networks.
+are those of arcface_torch's iresnet, MobileFaceNet and Vision Transformer (conv1.weight,
+layer2.0.bn1.running_var, layers.3.layers.0.layers.1.layers.0.weight, features.layers.3.weight,
+blocks.1.attn.qkv.weight, feature.3.running_var, ...). Written for the import test from the
+layer definitions in SPEC.md and the README, not copied from insightface: the test needs files
+that torch itself wrote for such networks.
 """
 import torch
 from torch import nn
@@ -136,10 +137,100 @@ class MobileFaceNet(nn.Module):
         return self.features(self.conv_sep(x))
 
 
+class PatchEmbed(nn.Module):
+    """Non-overlapping patch x patch squares, each a token of embed_dim: [n, tokens, embed_dim]."""
+
+    def __init__(self, patch_size, embed_dim):
+        super().__init__()
+        self.proj = nn.Conv2d(3, embed_dim, patch_size, patch_size)
+
+    def forward(self, x):
+        return self.proj(x).flatten(2).transpose(1, 2)
+
+
+class Attention(nn.Module):
+    """Multi-head self-attention: qkv without bias, each token's q, k and v one after the
+    other, softmax(q k^T / sqrt(head_dim)) v per head, the heads side by side, then proj."""
+
+    def __init__(self, dim, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.scale = (dim // num_heads) ** -0.5
+        self.qkv = nn.Linear(dim, dim * 3, bias=False)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        n, tokens, dim = x.shape
+        qkv = self.qkv(x).reshape(n, tokens, 3, self.num_heads, dim // self.num_heads)
+        qkv = qkv.permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        attn = ((q @ k.transpose(-2, -1)) * self.scale).softmax(dim=-1)
+        return self.proj((attn @ v).transpose(1, 2).reshape(n, tokens, dim))
+
+
+class Mlp(nn.Module):
+    def __init__(self, dim, hidden):
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden)
+        self.act = nn.ReLU6()
+        self.fc2 = nn.Linear(hidden, dim)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+
+
+class Block(nn.Module):
+    """Pre-norm residual block; DropPath is the identity in inference mode, so it is left out."""
+
+    def __init__(self, dim, num_heads, mlp_ratio):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.attn = Attention(dim, num_heads)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = Mlp(dim, dim * mlp_ratio)
+
+    def forward(self, x):
+        x = x + self.attn(self.norm1(x))
+        return x + self.mlp(self.norm2(x))
+
+
+class VisionTransformer(nn.Module):
+    """vit.py's layout: patch embedding, learned position embedding, pre-norm blocks, a last
+    LayerNorm, every token flattened, and the feature head Linear -> BatchNorm1d -> Linear ->
+    BatchNorm1d (no biases in the Linears, eps 2e-5). mask_token only serves training's random
+    masking, which inference (this network's only mode here) never applies."""
+
+    def __init__(self, embed_dim, depth, num_heads, embedding_size, image_size=112,
+                 patch_size=9, mlp_ratio=4):
+        super().__init__()
+        self.num_patches = (image_size // patch_size) ** 2
+        self.embed_dim = embed_dim
+        self.patch_embed = PatchEmbed(patch_size, embed_dim)
+        self.pos_embed = nn.Parameter(torch.zeros(1, self.num_patches, embed_dim))
+        self.mask_token = nn.Parameter(torch.zeros(1, 1, embed_dim))
+        self.blocks = nn.ModuleList([Block(embed_dim, num_heads, mlp_ratio)
+                                     for _ in range(depth)])
+        self.norm = nn.LayerNorm(embed_dim)
+        self.feature = nn.Sequential(
+            nn.Linear(embed_dim * self.num_patches, embed_dim, bias=False),
+            nn.BatchNorm1d(embed_dim, eps=2e-5),
+            nn.Linear(embed_dim, embedding_size, bias=False),
+            nn.BatchNorm1d(embedding_size, eps=2e-5))
+
+    def forward(self, x):
+        n = x.shape[0]
+        x = self.patch_embed(x) + self.pos_embed
+        for block in self.blocks:
+            x = block(x)
+        x = torch.reshape(self.norm(x), (n, self.num_patches * self.embed_dim))
+        return self.feature(x)
+
+
 def randomise(net, seed):
     """Weights as a trained network has them: batch norms with scales of both signs, shifts and
-    running statistics of their own, PReLU slopes of both signs, so that a tensor imported
-    wrongly shows in the embeddings."""
+    running statistics of their own, PReLU slopes of both signs, layer norms with scales and
+    shifts of their own, a position embedding, so that a tensor imported wrongly shows in the
+    embeddings."""
     g = torch.Generator().manual_seed(seed)
 
     def uniform(t, low, high):
@@ -154,12 +245,18 @@ def randomise(net, seed):
                     uniform(m.bias, -0.2, 0.2)
             elif isinstance(m, nn.PReLU):
                 uniform(m.weight, -0.3, 0.5)
+            elif isinstance(m, nn.LayerNorm):
+                uniform(m.weight, 0.5, 1.5)
+                uniform(m.bias, -0.2, 0.2)
             elif isinstance(m, (nn.BatchNorm1d, nn.BatchNorm2d)):
                 uniform(m.weight, 0.5, 1.5)
                 m.weight.mul_(torch.where(torch.rand(m.weight.shape, generator=g) < 0.2, -1, 1))
                 uniform(m.bias, -0.2, 0.2)
                 uniform(m.running_mean, -0.2, 0.2)
                 uniform(m.running_var, 0.5, 2.0)
+        if isinstance(net, VisionTransformer):
+            uniform(net.pos_embed, -0.5, 0.5)
+            uniform(net.mask_token, -0.5, 0.5)
         if isinstance(net, IResNet):
             net.features.weight.fill_(1.0)  # arcface_torch freezes it at 1
     return net.eval()

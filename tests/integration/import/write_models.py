@@ -3,12 +3,14 @@
 write_models.py IMAGES.f32 OUT_DIR
 
 IMAGES.f32 holds the test images as pfc decodes them (pfc_bin_images: float32 [n, 3, 112, 112]
-NCHW, normalised). For each network (a tiny iresnet, layers [2, 2, 2, 1], and MobileFaceNet),
-with weights randomised as a trained network has them (arcface_nets.randomise):
+NCHW, normalised). For each network (a tiny iresnet, layers [2, 2, 2, 1], MobileFaceNet and a
+small Vision Transformer: embed 32, depth 2, 4 heads), with weights randomised as a trained
+network has them (arcface_nets.randomise):
 - NAME.pt: torch.save(net.state_dict()), as arcface_torch saves model.pt;
 - NAME.onnx: torch.onnx.export as insightface's torch2onnx.py calls it (inference mode, opset
   11, input "data", initializers not graph inputs): its batch norms are folded into the
-  convolutions;
+  convolutions; the ViT's with a dynamic batch dimension (its reshapes then compute their
+  shapes from the input's);
 - NAME.exact.f64: the embeddings of the images in float64 (the exact answer), NAME.torch.f32:
   torch's own float32 ones (how far torch itself is from exact).
 Variants of the iresnet: iresnet_half.pt (every float tensor saved as float16: HalfStorage),
@@ -31,7 +33,7 @@ import arcface_nets
 EMBEDDING = 64
 
 
-def export_onnx(net, path):
+def export_onnx(net, path, dynamic_batch=False):
     """torch2onnx.py's call. torch's TorchScript exporter imports the onnx package only to add
     custom onnxscript functions, which these networks have none of; the test's environment has
     no onnx package (torch, onnxruntime and numpy only), so that step is skipped."""
@@ -45,8 +47,11 @@ def export_onnx(net, path):
         onnx_proto_utils._add_onnxscript_fn = lambda model_bytes, custom_opsets: model_bytes
     image = torch.zeros(1, 3, 112, 112)
     kwargs = {"dynamo": False} if "dynamo" in torch.onnx.export.__code__.co_varnames else {}
+    if dynamic_batch:
+        kwargs.update(output_names=["fc1"],
+                      dynamic_axes={"data": {0: "batch"}, "fc1": {0: "batch"}})
     torch.onnx.export(net, image, path, input_names=["data"], keep_initializers_as_inputs=False,
-                      verbose=False, opset_version=11, **kwargs)
+                      verbose=False, opset_version=11, do_constant_folding=True, **kwargs)
 
 
 def embeddings(net, images, out, name):
@@ -88,11 +93,12 @@ def main(images_path, out):
     nets = {
         "iresnet": arcface_nets.IResNet([2, 2, 2, 1], [16, 32, 64, 128], EMBEDDING),
         "mbf": arcface_nets.MobileFaceNet(EMBEDDING),
+        "vit": arcface_nets.VisionTransformer(32, 2, 4, EMBEDDING),
     }
     for seed, (name, net) in enumerate(nets.items()):
         arcface_nets.randomise(net, 10 + seed)
         torch.save(net.state_dict(), f"{out}/{name}.pt")
-        export_onnx(net, f"{out}/{name}.onnx")
+        export_onnx(net, f"{out}/{name}.onnx", dynamic_batch=name == "vit")
         embeddings(net, images, out, name)
 
     iresnet = nets["iresnet"]
