@@ -1,9 +1,11 @@
 """The peers of tests/bench/cpu_vs_peers.sh, timed on the same cores as pfc.
 
-  cpu_peers.py train DEPTH BATCH CLASSES STEPS WARMUP THREADS
-      PyTorch trains arcface_torch's iresnet (written below, as its iresnet.py defines it:
-      NCHW module, run channels_last as PyTorch's CPU runs best) with PartialFC at sample rate
-      1 and the ArcFace margin, SGD momentum 0.9, weight decay 5e-4, fp32. Under torchrun-style
+  cpu_peers.py train NETWORK BATCH CLASSES STEPS WARMUP THREADS
+      PyTorch trains arcface_torch's iresnet r18 or r50 (written below, as its iresnet.py defines
+      it: NCHW module, run channels_last as PyTorch's CPU runs best) or vit_t (the ViT of the
+      import test, tests/integration/import/arcface_nets.py, with vit.py's training forward:
+      10 % of the tokens masked, DropPath at linspace(0, 0.1, depth)) with PartialFC at sample
+      rate 1 and the ArcFace margin, SGD momentum 0.9, weight decay 5e-4, fp32. Under torchrun-style
       variables WORLD_SIZE/RANK/MASTER_ADDR/MASTER_PORT it runs DistributedDataParallel over
       gloo, BATCH per rank (as pfc's batch_size). Prints "samples/s X" (all ranks together).
   cpu_peers.py embed MODEL.onnx BATCH IMAGES COPIES THREADS
@@ -18,7 +20,39 @@ import time
 import numpy as np
 
 
-def train(depth, batch, classes, steps, warmup, threads):
+def training_vit(torch, nn):
+    """vit_t (embed 256, 12 blocks of 8 heads) with vit.py's training forward."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration", "import"))
+    import arcface_nets
+
+    class TrainingViT(arcface_nets.VisionTransformer):
+        def forward(self, x):
+            n, tokens, width = x.shape[0], self.num_patches, self.embed_dim
+            x = self.patch_embed(x) + self.pos_embed
+            kept = int(tokens * 0.9)
+            order = torch.rand(n, tokens).argsort(1)
+            restore = order.argsort(1)
+            x = torch.gather(x, 1, order[:, :kept, None].expand(-1, -1, width))
+            rates = torch.linspace(0, 0.1, len(self.blocks)).tolist()
+
+            def drop_path(branch, rate):
+                if rate == 0:
+                    return branch
+                keep = (torch.rand(n, 1, 1) >= rate).to(branch.dtype) / (1 - rate)
+                return branch * keep
+
+            for rate, block in zip(rates, self.blocks):
+                x = x + drop_path(block.attn(block.norm1(x)), rate)
+                x = x + drop_path(block.mlp(block.norm2(x)), rate)
+            x = self.norm(x)
+            x = torch.cat([x, self.mask_token.expand(n, tokens - kept, width)], 1)
+            x = torch.gather(x, 1, restore[:, :, None].expand(-1, -1, width))
+            return self.feature(x.reshape(n, tokens * width))
+
+    return TrainingViT(256, 12, 8, 512)
+
+
+def train(network, batch, classes, steps, warmup, threads):
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -74,8 +108,11 @@ def train(depth, batch, classes, steps, warmup, threads):
             x = self.dropout(torch.flatten(self.bn2(x), 1))
             return self.features(self.fc(x))
 
-    layers = {18: [2, 2, 2, 2], 50: [3, 4, 14, 3]}[depth]
-    model = IResNet(layers).to(memory_format=torch.channels_last)
+    if network == "vit_t":
+        model = training_vit(torch, nn)
+    else:
+        layers = {"r18": [2, 2, 2, 2], "r50": [3, 4, 14, 3]}[network]
+        model = IResNet(layers).to(memory_format=torch.channels_last)
     if world > 1:
         model = nn.parallel.DistributedDataParallel(model)
     rank = int(os.environ.get("RANK", "0"))
@@ -133,6 +170,6 @@ def embed(model, batch, images, copies, threads):
 if __name__ == "__main__":
     what, args = sys.argv[1], sys.argv[2:]
     if what == "train":
-        train(*map(int, args))
+        train(args[0], *map(int, args[1:]))
     else:
         embed(args[0], *map(int, args[1:]))

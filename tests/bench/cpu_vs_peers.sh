@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # pfc against its peers on the same CPU cores, interleaved in one run (a benchmark, not a test):
-#   training   pfc train vs PyTorch (cpu_peers.py: arcface_torch's iresnet as a small torch
-#              module, the same batch, 1000 classes, SGD), r18 and r50 at batch 8 and 32;
+#   training   pfc train vs PyTorch (cpu_peers.py: arcface_torch's iresnet, or vit_t with its
+#              masking and DropPath, as small torch modules; the same batch, 1000 classes, SGD),
+#              r18, r50 and vit_t at batch 8 and 32;
 #   embedding  pfc embed (its fused inference network, in fp32 and, where the CPU has bf16
 #              instructions, with --precision bf16) vs onnxruntime fp32 running pfc's own
-#              exported model, r50 at batch 1 and 64;
+#              exported model, r50 and vit_t at batch 1 and 64;
 #   verify     pfc verify (each image and its mirror image), fp32 and bf16, vs onnxruntime's two
-#              forwards per image, r50 at pfc verify's batch;
+#              forwards per image, r50 and vit_t at pfc verify's batch;
 # each at two layouts of the cores: 2 ranks x 1 thread and 1 rank x 2 threads (OMP_NUM_THREADS;
 # PyTorch as 2 DistributedDataParallel processes over gloo or 1 process of 2 threads;
 # onnxruntime as 2 processes of 1 thread or 1 of 2). Prints a table per kind, pfc / peer per
@@ -26,8 +27,11 @@ build=$(cd "${1:-$root/build}" && pwd)
 pfc=$build/bin/pfc
 steps=${BENCH_STEPS:-6} repeats=${BENCH_REPEATS:-2} cases=${BENCH_CASES:-.}
 warmup=2 classes=1000 embed_images=384 verify_pairs=96
-# arcface_torch's iresnet over input/smoke.toml's small defaults.
-network=(--set image_size=112 --set widths=[64,128,256,512] --set embedding_size=512)
+# arcface_torch's networks over input/smoke.toml's small defaults.
+network_args() {  # network_args NET: sets $net_args to the --set options of r18, r50 or vit_t
+  net_args=(--set network=\"$1\" --set image_size=112 --set embedding_size=512)
+  [[ $1 == vit* ]] || net_args+=(--set widths=[64,128,256,512])
+}
 export PFC_BINARY_DIR=$build OPENBLAS_NUM_THREADS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
@@ -40,11 +44,12 @@ echo "cpu_vs_peers: $(nproc) CPUs, $("$pfc" info | grep 'CPU backend'), files in
 ranks_of() { [ "$1" = 2x1 ] && echo 2 || echo 1; }
 threads_of() { [ "$1" = 2x1 ] && echo 1 || echo 2; }
 
-pfc_train() {  # pfc_train DEPTH BATCH LAYOUT: samples/s (steady state, all ranks)
+pfc_train() {  # pfc_train NET BATCH LAYOUT: samples/s (steady state, all ranks)
   local out=$work/train-$1-$2-$3-$RANDOM ranks threads
   ranks=$(ranks_of "$3") threads=$(threads_of "$3")
+  network_args "$1"
   OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" train "$root/input/smoke.toml" \
-    --set network=\"r$1\" "${network[@]}" --set batch_size="$2" \
+    "${net_args[@]}" --set batch_size="$2" \
     --set num_classes=$classes --set method=\"pfc\" --set sample_rate=1.0 --set fp16=false \
     --set steps=$((warmup + steps)) --set frequent=1 --set checkpoint_every=-1 \
     --set output=\""$out"\" >"$out.log" 2>&1 || { tail -5 "$out.log" >&2; echo 0; return; }
@@ -52,7 +57,7 @@ pfc_train() {  # pfc_train DEPTH BATCH LAYOUT: samples/s (steady state, all rank
 s=f['steps/samples_per_s'][:]; print(f'{np.median(s[$warmup:]):.3f}')" "$out/metrics.h5"
 }
 
-torch_train() {  # torch_train DEPTH BATCH LAYOUT
+torch_train() {  # torch_train NET BATCH LAYOUT
   local ranks threads
   ranks=$(ranks_of "$3") threads=$(threads_of "$3")
   if [ "$ranks" = 1 ]; then
@@ -68,16 +73,18 @@ torch_train() {  # torch_train DEPTH BATCH LAYOUT
   fi | awk '/samples\/s/ {print $2}'
 }
 
-# A trained r50 (one step), its ONNX export and a verification file of 112x112 faces.
-prepare_model() {
-  [ -f "$work/r50.onnx" ] && return
+# A trained NET (one step), its ONNX export and a verification file of 112x112 faces.
+prepare_model() {  # prepare_model NET
+  [ -f "$work/$1.onnx" ] && return
+  network_args "$1"
+  OMP_NUM_THREADS=2 "$pfc" train "$root/input/smoke.toml" "${net_args[@]}" \
+    --set batch_size=2 --set steps=1 \
+    --set checkpoint_every=1 --set output=\""$work/$1"\" >"$work/$1.log" 2>&1
+  "$pfc" export "$work/$1" "$work/$1.onnx" >/dev/null
+  [ -f "$work/embed.bin" ] && return
   "$build/bin/pfc_make_faces" "$work/faces" 24 $((verify_pairs / 6)) 112 --photos 0 >/dev/null
   python3 "$root/tests/integration/learning/write_verification_bin.py" "$work/faces" \
     $verify_pairs 7 "$work/faces.bin" "$work/faces_py3.bin" >/dev/null
-  OMP_NUM_THREADS=2 "$pfc" train "$root/input/smoke.toml" --set network=\"r50\" \
-    "${network[@]}" --set batch_size=2 --set steps=1 \
-    --set checkpoint_every=1 --set output=\""$work/r50"\" >"$work/r50.log" 2>&1
-  "$pfc" export "$work/r50" "$work/r50.onnx" >/dev/null
   # embed_images images from the faces, repeated.
   python3 - "$work" $embed_images <<'PY'
 import pickle, sys
@@ -88,30 +95,30 @@ pickle.dump((images, [True] * (n // 2)), open(f"{work}/embed.bin", "wb"), protoc
 PY
 }
 
-pfc_embed() {  # pfc_embed BATCH LAYOUT PRECISION: images/s from pfc's own progress line
-  local ranks threads log=$work/embed-$1-$2-$3.log
-  ranks=$(ranks_of "$2") threads=$(threads_of "$2")
-  OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" embed "$work/r50" \
-    "$work/embed.bin" --batch-size "$1" --precision "$3" --output "$work/embed-$1-$2-$3.h5" \
-    >"$log" 2>&1 || { tail -5 "$log" >&2; echo 0; return; }
+pfc_embed() {  # pfc_embed NET BATCH LAYOUT PRECISION: images/s from pfc's own progress line
+  local ranks threads log=$work/embed-$1-$2-$3-$4.log
+  ranks=$(ranks_of "$3") threads=$(threads_of "$3")
+  OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" embed "$work/$1" \
+    "$work/embed.bin" --batch-size "$2" --precision "$4" \
+    --output "$work/embed-$1-$2-$3-$4.h5" >"$log" 2>&1 || { tail -5 "$log" >&2; echo 0; return; }
   grep -o '[0-9.]* images/s' "$log" | tail -1 | awk '{print $1}'
 }
 
-pfc_verify() {  # pfc_verify LAYOUT PRECISION: images/s (each with its mirror image)
-  local ranks threads log=$work/verify-$1-$2.log
-  ranks=$(ranks_of "$1") threads=$(threads_of "$1")
-  OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" verify "$work/r50" \
-    "$work/faces.bin" --precision "$2" >"$log" 2>&1 || { tail -5 "$log" >&2; echo 0; return; }
+pfc_verify() {  # pfc_verify NET LAYOUT PRECISION: images/s (each with its mirror image)
+  local ranks threads log=$work/verify-$1-$2-$3.log
+  ranks=$(ranks_of "$2") threads=$(threads_of "$2")
+  OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" verify "$work/$1" \
+    "$work/faces.bin" --precision "$3" >"$log" 2>&1 || { tail -5 "$log" >&2; echo 0; return; }
   grep -o '[0-9.]* ms per image' "$log" | awk '{printf "%.3f\n", 1000 / $1}'
 }
 
-ort_embed() {  # ort_embed BATCH COPIES LAYOUT IMAGES: images/s, the images shared by the ranks
+ort_embed() {  # ort_embed NET BATCH COPIES LAYOUT IMAGES: images/s, the images shared by the ranks
   local ranks threads
-  ranks=$(ranks_of "$3") threads=$(threads_of "$3")
-  local per=$(($4 / ranks)) pids=() r
+  ranks=$(ranks_of "$4") threads=$(threads_of "$4")
+  local per=$(($5 / ranks)) pids=() r
   rm -f "$work"/ort-[0-9].out
   for ((r = 0; r < ranks; r++)); do
-    "$python" "$here/cpu_peers.py" embed "$work/r50.onnx" "$1" $per "$2" "$threads" \
+    "$python" "$here/cpu_peers.py" embed "$work/$1.onnx" "$2" $per "$3" "$threads" \
       >"$work/ort-$r.out" &
     pids+=($!)
   done
@@ -132,11 +139,13 @@ grep -qE '^CPU backend: oneDNN .*(BF16|AMX)' <<<"$("$pfc" info)" && has_bf16=tru
 
 order=() c=""
 for layout in 2x1 1x2; do
-  for depth in 18 50; do
-    for batch in 8 32; do order+=("train r$depth batch $batch $layout"); done
+  for net in r18 r50 vit_t; do
+    for batch in 8 32; do order+=("train $net batch $batch $layout"); done
   done
-  for batch in 1 64; do order+=("embed r50 batch $batch $layout"); done
-  order+=("verify r50 mirror, batch 16 $layout")
+  for net in r50 vit_t; do
+    for batch in 1 64; do order+=("embed $net batch $batch $layout"); done
+    order+=("verify $net mirror, batch 16 $layout")
+  done
 done
 for ((round = 1; round <= repeats; round++)); do
   for name in "${order[@]}"; do
@@ -146,20 +155,20 @@ for ((round = 1; round <= repeats; round++)); do
     layout=${name##* } arg=${name% *} arg=${arg##* }
     case $what in
       train)
-        a=$(pfc_train "${net#r}" "$arg" "$layout")
-        b=$(torch_train "${net#r}" "$arg" "$layout")
+        a=$(pfc_train "$net" "$arg" "$layout")
+        b=$(torch_train "$net" "$arg" "$layout")
         ;;
       embed)
-        prepare_model
-        a=$(pfc_embed "$arg" "$layout" f32)
-        b=$(ort_embed "$arg" 1 "$layout" $embed_images)
-        ! $has_bf16 || c=$(pfc_embed "$arg" "$layout" bf16)
+        prepare_model "$net"
+        a=$(pfc_embed "$net" "$arg" "$layout" f32)
+        b=$(ort_embed "$net" "$arg" 1 "$layout" $embed_images)
+        ! $has_bf16 || c=$(pfc_embed "$net" "$arg" "$layout" bf16)
         ;;
       verify)
-        prepare_model
-        a=$(pfc_verify "$layout" f32)
-        b=$(ort_embed "$arg" 2 "$layout" $((2 * verify_pairs)))
-        ! $has_bf16 || c=$(pfc_verify "$layout" bf16)
+        prepare_model "$net"
+        a=$(pfc_verify "$net" "$layout" f32)
+        b=$(ort_embed "$net" "$arg" 2 "$layout" $((2 * verify_pairs)))
+        ! $has_bf16 || c=$(pfc_verify "$net" "$layout" bf16)
         ;;
     esac
     record "$name" "$a" "$b" "${c:-}"

@@ -59,7 +59,7 @@ case $network in
     size=64 lr=1.6 before_max=0.65 after_min=0.72 gain_min=0.10
     net=(--set widths=[16,32,64,128]) ;;
   vit)
-    size=72 lr=0.001 before_max=0.65 after_min=0.65 gain_min=0.05
+    size=72 lr=0.001 before_max=0.70 after_min=0.68 gain_min=0.06
     net=(--set network=\"vit\" --set embed_dim=64 --set depth=4 --set num_heads=4
          --set mask_ratio=0.1 --set drop_path_rate=0.1 --set optimizer=\"adamw\"
          --set weight_decay=0.1) ;;
@@ -145,7 +145,10 @@ echo "training: $((SECONDS - start)) s"
 # pairs one accuracy has a standard error of about 0.02, so the bounds stand 3 or more of
 # those from the measured values: before at most 0.65 (chance is 0.5; above that the photos
 # would be too easy to tell apart untrained), after at least 0.72, and a gain of at least
-# 0.10 (the measured gain is 0.21).
+# 0.10 (the measured gain is 0.21). The small ViT (600 pairs): untrained 0.618, after 50 / 100 /
+# 150 / 200 steps 0.642 / 0.658 / 0.682 / 0.742, the loss from 12.9 to 9.83; IJB-C's AUC
+# 0.760 -> 0.882. Its bounds stand as far from those: before at most 0.70, after at least 0.68,
+# a gain of at least 0.06 (measured 0.12).
 python3 - "$before" "$after" $before_max $after_min $gain_min <<'PY' ||
 import sys
 before, after, before_max, after_min, gain_min = map(float, sys.argv[1:])
