@@ -64,19 +64,20 @@ plan pfc_info 10
 plan gpu_tests_kernels 25
 plan gpu_tests_cudnn 65
 plan gpu_large_gemm 15
-plan train_cpu 15
+plan train_cpu 10
 plan train_cuda 20
 plan train_cuda_fp16 20
 plan bench_backbone 35
-plan bench_mp_3m 50
+plan bench_mp_3m 45
 plan bench_pfc_3m 50
+plan bench_vit_t 20
 plan golden_fp32_tiny 15
 plan golden_fp16_tiny 15
 plan golden_fp32_r50 20
 plan golden_fp16_r50 20
 plan golden_parity_fp32 30
 plan golden_semantics_fp32 20
-plan bench_pfc_16m 35
+plan bench_pfc_16m 30
 plan bench_pfc_29m_f16 30
 plan planned 10
 plan sweep 0  # 0: what is left
@@ -590,6 +591,10 @@ bench bench_backbone "3203 (channels_last)" "5.2" base.toml \
 bench bench_mp_3m "770" "45.0" 3millions.toml --set steps=40
 bench bench_pfc_3m "1201 (1444 channels_last)" "23.7 (32.9 on device)" 3millions_pfc.toml \
   --set steps=40
+# vit_t as the backbone cell measures r50 (MP, 1000 classes, batch 128, fp16); SPEC.md holds no
+# PyTorch figure for it.
+bench bench_vit_t "-" "-" base.toml --set 'network="vit_t"' --set 'method="mp"' \
+  --set sample_rate=1.0 --set num_classes=1000 --set steps=30
 
 # ---- golden check, fp32 then fp16 ------------------------------------------------------------
 # Against the f64 reference file, by each precision's rule (`pfc golden --help`): fp32 (TF32

@@ -59,7 +59,7 @@ planned=$(sed -n 's/^plan: step limits add up to \([0-9]*\)s.*/\1/p' "$work/full
 summary_line "$work/full" train_cpu | grep -q "| PASS (20 of 20 losses)$" ||
   fail "the CPU training step: $(summary_line "$work/full" train_cpu)"
 for step in gpu_tests_kernels gpu_tests_cudnn gpu_large_gemm train_cuda train_cuda_fp16 \
-  bench_backbone bench_mp_3m bench_pfc_3m golden_fp32_tiny golden_fp16_r50 bench_pfc_16m \
+  bench_backbone bench_mp_3m bench_pfc_3m bench_vit_t golden_fp32_tiny golden_fp16_r50 bench_pfc_16m \
   bench_pfc_29m_f16 sweep; do
   summary_line "$work/full" "$step" | grep -q "| SKIPPED (no GPU visible)$" ||
     fail "step $step: '$(summary_line "$work/full" "$step")', want skipped for want of a GPU"
