@@ -1,8 +1,11 @@
 // CPU softmax over the last dimension of x [rows, width] (attention's scores) and its backward,
-// each row's max, sum and dot product in f64. The rows split over the OpenMP threads; each row
-// is read whole before it is written, so y may be x and dx may be dy.
+// each row's sum and dot product in f64. Each exponential is taken once, in the element type (f32
+// as PyTorch's CPU softmax takes it; the f64 path stays exact), and kept in y until the row's
+// sum divides it. The rows split over the OpenMP threads; each element is read before its place
+// is written, so y may be x and dx may be dy.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
@@ -22,12 +25,15 @@ void forward(std::int64_t rows, std::int64_t width, const T* x, T* y) {
     for (std::int64_t r = first; r < last; ++r) {
       const T* xr = x + r * width;
       T* yr = y + r * width;
-      double max = -INFINITY;
-      for (std::int64_t c = 0; c < width; ++c) max = std::max<double>(max, xr[c]);
+      T max = -std::numeric_limits<T>::infinity();
+      for (std::int64_t c = 0; c < width; ++c) max = std::max(max, xr[c]);
       double sum = 0.0;
-      for (std::int64_t c = 0; c < width; ++c) sum += std::exp(xr[c] - max);
-      for (std::int64_t c = 0; c < width; ++c)
-        yr[c] = static_cast<T>(std::exp(xr[c] - max) / sum);
+      for (std::int64_t c = 0; c < width; ++c) {
+        const T e = std::exp(xr[c] - max);
+        yr[c] = e;
+        sum += e;
+      }
+      for (std::int64_t c = 0; c < width; ++c) yr[c] = static_cast<T>(yr[c] / sum);
     }
   });
 }

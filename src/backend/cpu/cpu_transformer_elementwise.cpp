@@ -1,6 +1,7 @@
 // The CPU's elementwise pieces of a Vision Transformer: ReLU6 (the MLP's activation) and its
 // backward, and DropPath's per-sample scaling. Independent elements on the OpenMP threads; y
-// may be x and dx may be dy.
+// may be x and dx may be dy. Each loop loads its operands unconditionally and selects, so that
+// it vectorises: a branch on the sign of an activation mispredicts half the time.
 #include <algorithm>
 
 #include "backend/cpu/cpu_backend.h"
@@ -18,8 +19,10 @@ void CpuBackend::relu6_forward(const Tensor& x, Tensor& y) {
     T* py = y.data<T>();
     parallel_for(x.numel(), kElementGrain, [&](std::int64_t first, std::int64_t last) {
       // NaN stays NaN, as torch's hardtanh: neither comparison holds for it.
-      for (std::int64_t i = first; i < last; ++i)
-        py[i] = px[i] < T(0) ? T(0) : (px[i] > T(6) ? T(6) : px[i]);
+      for (std::int64_t i = first; i < last; ++i) {
+        const T v = px[i];
+        py[i] = v < T(0) ? T(0) : (v > T(6) ? T(6) : v);
+      }
     });
   });
 }
@@ -32,8 +35,10 @@ void CpuBackend::relu6_backward(const Tensor& dy, const Tensor& y, Tensor& dx) {
     const T* py = y.data<T>();
     T* pdx = dx.data<T>();
     parallel_for(y.numel(), kElementGrain, [&](std::int64_t first, std::int64_t last) {
-      for (std::int64_t i = first; i < last; ++i)
-        pdx[i] = py[i] > T(0) && py[i] < T(6) ? pdy[i] : T(0);
+      for (std::int64_t i = first; i < last; ++i) {
+        const T v = py[i], g = pdy[i];
+        pdx[i] = (v > T(0)) & (v < T(6)) ? g : T(0);
+      }
     });
   });
 }
@@ -50,8 +55,13 @@ void CpuBackend::scale_samples(const Tensor& x, const Tensor& factor, Tensor& y)
       T* py = y.data<T>();
       parallel_for(samples * per_sample, kElementGrain,
                    [&](std::int64_t first, std::int64_t last) {
-                     for (std::int64_t i = first; i < last; ++i)
-                       py[i] = static_cast<T>(pf[i / per_sample]) * px[i];
+                     // Sample by sample, so that no element divides its index.
+                     for (std::int64_t i = first; i < last;) {
+                       const std::int64_t s = i / per_sample;
+                       const std::int64_t end = std::min(last, (s + 1) * per_sample);
+                       const T f = static_cast<T>(pf[s]);
+                       for (; i < end; ++i) py[i] = f * px[i];
+                     }
                    });
     });
   });
