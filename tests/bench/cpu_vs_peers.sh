@@ -32,7 +32,8 @@ network_args() {  # network_args NET: sets $net_args to the --set options of r18
   net_args=(--set network=\"$1\" --set image_size=112 --set embedding_size=512)
   [[ $1 == vit* ]] || net_args+=(--set widths=[64,128,256,512])
 }
-export PFC_BINARY_DIR=$build
+# One OpenBLAS thread per process: its pthreads spin between calls beside the OpenMP threads.
+export PFC_BINARY_DIR=$build OPENBLAS_NUM_THREADS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_pml=ob1
 export OMPI_MCA_btl=self,vader OMPI_MCA_rmaps_base_oversubscribe=1
 python=$(bash "$root/tests/support/python_venv.sh" torch torch onnxruntime numpy)
