@@ -51,25 +51,22 @@ std::optional<std::vector<std::int64_t>> integers(const onnx::TensorProto& t) {
   return v;
 }
 
+// The one value of type T a constant holds, in its raw bytes or its typed field `values`.
+template <class T, class Repeated>
+std::optional<double> single_value(const std::string& raw, const Repeated& values) {
+  if (raw.empty()) return values.size() == 1 ? std::optional<double>(values[0]) : std::nullopt;
+  T v;
+  if (raw.size() != sizeof v) return std::nullopt;
+  std::memcpy(&v, raw.data(), sizeof v);
+  return v;
+}
+
 // A one-element float or double constant's value (eps, a scale, Clip's bounds).
 std::optional<double> float_scalar(const onnx::TensorProto& t) {
-  const std::string& raw = t.raw_data();
-  if (t.data_type() == onnx::TensorProto::FLOAT) {
-    if (raw.empty()) return t.float_data_size() == 1 ? std::optional<double>(t.float_data(0))
-                                                     : std::nullopt;
-    float f;
-    if (raw.size() != sizeof f) return std::nullopt;
-    std::memcpy(&f, raw.data(), sizeof f);
-    return f;
-  }
-  if (t.data_type() == onnx::TensorProto::DOUBLE) {
-    if (raw.empty()) return t.double_data_size() == 1 ? std::optional<double>(t.double_data(0))
-                                                      : std::nullopt;
-    double d;
-    if (raw.size() != sizeof d) return std::nullopt;
-    std::memcpy(&d, raw.data(), sizeof d);
-    return d;
-  }
+  if (t.data_type() == onnx::TensorProto::FLOAT)
+    return single_value<float>(t.raw_data(), t.float_data());
+  if (t.data_type() == onnx::TensorProto::DOUBLE)
+    return single_value<double>(t.raw_data(), t.double_data());
   return std::nullopt;
 }
 

@@ -4,6 +4,10 @@
 
 namespace pfc {
 
+double AttentionLayout::scale() const {
+  return 1.0 / std::sqrt(static_cast<double>(head_dim()));
+}
+
 MatrixBatchLayout AttentionLayout::qkv_part(std::int64_t part) const {
   return {part * width, 3 * width, tokens * 3 * width, head_dim()};
 }
@@ -35,10 +39,9 @@ BatchedGemmGeometry AttentionLayout::geometry(std::int64_t m, std::int64_t n, st
 
 void attention_forward(Backend& backend, const AttentionLayout& l, const Tensor& qkv,
                        Tensor& scores, Tensor& out) {
-  const double scale = 1.0 / std::sqrt(static_cast<double>(l.head_dim()));
   backend.batched_gemm(l.geometry(l.tokens, l.tokens, l.head_dim(), false, true, l.qkv_part(0),
                                   l.qkv_part(1), l.scores_part()),
-                       scale, qkv, qkv, 0.0, scores);
+                       l.scale(), qkv, qkv, 0.0, scores);
   backend.softmax_rows_forward(scores, scores);
   backend.batched_gemm(l.geometry(l.tokens, l.head_dim(), l.tokens, false, false,
                                   l.scores_part(), l.qkv_part(2), l.token_part()),

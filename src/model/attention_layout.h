@@ -15,6 +15,8 @@ struct AttentionLayout {
   std::int64_t samples = 0, tokens = 0, width = 0, heads = 1;
 
   std::int64_t head_dim() const { return width / heads; }
+  // The scores' factor, 1 / sqrt(head_dim).
+  double scale() const;
   // q, k or v (`part` 0, 1, 2) in qkv [samples, tokens, 3 width].
   MatrixBatchLayout qkv_part(std::int64_t part) const;
   // The output [samples, tokens, width].

@@ -1,7 +1,5 @@
 #include "model/vit_attention.h"
 
-#include <cmath>
-
 namespace pfc {
 
 VitAttention::VitAttention(const ModelContext& ctx, const std::string& name, std::int64_t width,
@@ -10,7 +8,6 @@ VitAttention::VitAttention(const ModelContext& ctx, const std::string& name, std
       attention_dtype_(ctx.master_dtype()),
       width_(width),
       heads_(heads),
-      scale_(1.0 / std::sqrt(static_cast<double>(width / heads))),
       qkv_(ctx, name + ".qkv", width, 3 * width, /*with_bias=*/false),
       proj_(ctx, name + ".proj", width, width, /*with_bias=*/true) {
   PFC_CHECK(heads >= 1 && width % heads == 0, "{}: {} heads do not divide the width {}", name,
@@ -59,9 +56,9 @@ Tensor VitAttention::backward(const Tensor& dy) {
   // Through the softmax, in place; then d q = scale d logits k, d k = scale d logitsᵀ q.
   be.softmax_rows_backward(dscores, saved_scores_, dscores);
   be.batched_gemm(l.geometry(t, d, t, false, false, l.scores_part(), l.qkv_part(1), l.qkv_part(0)),
-                  scale_, dscores, saved_qkv_, 0.0, dqkv);
+                  l.scale(), dscores, saved_qkv_, 0.0, dqkv);
   be.batched_gemm(l.geometry(t, d, t, true, false, l.scores_part(), l.qkv_part(0), l.qkv_part(1)),
-                  scale_, dscores, saved_qkv_, 0.0, dqkv);
+                  l.scale(), dscores, saved_qkv_, 0.0, dqkv);
   saved_qkv_ = Tensor();
   saved_scores_ = Tensor();
   return qkv_.backward(in_type(dqkv, ctx_.activation_dtype));

@@ -31,7 +31,6 @@ class VitAttention {
   ModelContext ctx_;
   DType attention_dtype_;  // f32, or f64 in an f64 run
   std::int64_t width_, heads_;
-  double scale_;
   TokenLinear qkv_, proj_;
   AttentionLayout layout_;  // of the last forward
   Tensor saved_qkv_, saved_scores_;  // the attention type, for the backward
