@@ -22,15 +22,27 @@ foreach(golden iresnet_arcface_torch_f64.h5 arcface_torch_parity_f64.h5 arcface_
 endforeach()
 
 # Installs the real file of a shared library under the soname the executables ask for
-# (libturbojpeg.so.0 for .../libturbojpeg.so.0.2.0, libpng16.so.16 for the link libpng.so).
+# (libturbojpeg.so.0 for .../libturbojpeg.so.0.2.0, libpng16.so.16 for the link libpng.so,
+# libspdlog.so.1.10 for libspdlog.so.1.10.0): the library's own SONAME, read with objdump; where
+# none can be read, the file name up to its first version number.
 function(pfc_install_shared_library library)
   if(NOT EXISTS ${library})
     return()
   endif()
   file(REAL_PATH ${library} real_file)
   get_filename_component(real_name ${real_file} NAME)
-  string(REGEX REPLACE "(\\.so\\.[0-9]+).*$" "\\1" soname "${real_name}")
-  if(soname MATCHES "\\.so\\.[0-9]+$")
+  set(soname "")
+  if(CMAKE_OBJDUMP)
+    execute_process(COMMAND ${CMAKE_OBJDUMP} -p ${real_file} OUTPUT_VARIABLE headers
+                    ERROR_QUIET RESULT_VARIABLE failed)
+    if(NOT failed AND headers MATCHES "SONAME +([^\n ]+)")
+      set(soname ${CMAKE_MATCH_1})
+    endif()
+  endif()
+  if(NOT soname)
+    string(REGEX REPLACE "(\\.so\\.[0-9]+).*$" "\\1" soname "${real_name}")
+  endif()
+  if(soname MATCHES "\\.so(\\.[0-9]+)+$")
     install(FILES ${real_file} DESTINATION lib RENAME ${soname})
   endif()
 endfunction()

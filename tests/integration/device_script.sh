@@ -86,6 +86,12 @@ hdf5=$(ldd "$build/bin/pfc" | awk '$1 ~ /^libhdf5/ { print $1 }')
 for library in $hdf5 libsz.so.2 libaec.so.0; do
   [[ -f $PFC_DIST/lib/$library ]] || fail "the installed tree lacks lib/$library"
 done
+# fmt and spdlog, linked as shared libraries, ship under the sonames pfc asks for.
+formatting=$(ldd "$build/bin/pfc" | awk '$1 ~ /^lib(fmt|spdlog)\.so/ { print $1 }')
+[[ $(wc -w <<<"$formatting") == 2 ]] || fail "ldd does not show pfc's fmt and spdlog: $formatting"
+for library in $formatting; do
+  [[ -f $PFC_DIST/lib/$library ]] || fail "the installed tree lacks lib/$library"
+done
 grep -qF "$hdf5 => $PFC_DIST/lib/$hdf5" "$work/full/preflight.txt" ||
   fail "pfc does not load the tree's $hdf5: $(grep -F "$hdf5" "$work/full/preflight.txt")"
 grep -q "^HDF5_DISABLE_VERSION_CHECK=1 set: an HDF5 release other than the shipped one warns instead" \
