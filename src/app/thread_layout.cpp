@@ -74,6 +74,7 @@ ThreadLayout set_up_threads() {
   const int asked = threads_from_environment("OMP_NUM_THREADS");
   // OpenBLAS read it when it was loaded; checked all the same, as it sizes its own pool.
   threads_from_environment("OPENBLAS_NUM_THREADS");
+  openblas_set_num_threads(1);
   layout.ranks_on_node = ranks_on_this_node();
   layout.node_cpus = node_cpus();
   layout.rank_cpus = affinity_cpus();
@@ -82,7 +83,6 @@ ThreadLayout set_up_threads() {
                              : std::max(1, std::min(layout.rank_cpus,
                                                     layout.node_cpus / layout.ranks_on_node));
   omp_set_num_threads(layout.threads);
-  if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr) openblas_set_num_threads(layout.threads);
 
   if (local_rank() == 0 && layout.ranks_on_node * layout.threads > layout.node_cpus)
     spdlog::warn("{} rank(s) x {} thread(s) on this node's {} CPU(s): oversubscribed, every "

@@ -1,7 +1,8 @@
 // How many CPU threads each rank computes on: the layout HPC users expect, ranks x threads,
 // with one knob, OMP_NUM_THREADS (Slurm: --cpus-per-task; jobs/srun_step.sh sets it). Unset,
-// a node's CPUs are shared evenly among its ranks. OpenBLAS follows the same count unless
-// OPENBLAS_NUM_THREADS says otherwise.
+// a node's CPUs are shared evenly among its ranks. OpenBLAS runs on one thread: pfc cuts each
+// GEMM over its OpenMP threads itself (backend/cpu/cpu_kernel_support.h), because OpenBLAS's own
+// pthreads spin after each call beside the OpenMP threads that run everything else.
 #pragma once
 
 namespace pfc {
@@ -25,7 +26,7 @@ int thread_limit();
 
 // Reads and checks OMP_NUM_THREADS and OPENBLAS_NUM_THREADS (not a positive integer, or more
 // than thread_limit(): pfc::UsageError naming the variable, its value and the limit), sets
-// the threads of OpenMP and OpenBLAS, and warns once per node when ranks x threads exceed the
+// the threads of OpenMP, keeps OpenBLAS on one, and warns once per node when ranks x threads exceed the
 // node's CPUs or a rank has more threads than CPUs it may run on. Collective over
 // MPI_COMM_WORLD.
 ThreadLayout set_up_threads();

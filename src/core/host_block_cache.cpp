@@ -12,14 +12,17 @@ HostBlockCache::~HostBlockCache() {
 void* HostBlockCache::take(std::size_t bytes) {
   if (bytes < kSmallestCachedBlock) return std::aligned_alloc(64, bytes);
   const std::lock_guard<std::mutex> lock(mutex_);
-  live_ += bytes;
-  auto found = free_.find(bytes);
-  if (found != free_.end()) {
-    void* ptr = found->second;
+  auto found = free_.lower_bound(bytes);
+  if (found != free_.end() && found->first <= bytes + bytes / 2) {
+    const auto [size, ptr] = *found;
     free_.erase(found);
-    cached_ -= bytes;
+    cached_ -= size;
+    live_ += size;
+    if (size != bytes) larger_.emplace(ptr, size);
+    if (live_ > peak_) peak_ = live_;
     return ptr;
   }
+  live_ += bytes;
   if (live_ > peak_) peak_ = live_;
   evict_until_within_peak();
   void* ptr = std::aligned_alloc(64, bytes);
@@ -37,6 +40,10 @@ void HostBlockCache::give(void* ptr, std::size_t bytes) {
     return;
   }
   const std::lock_guard<std::mutex> lock(mutex_);
+  if (auto lent = larger_.find(ptr); lent != larger_.end()) {
+    bytes = lent->second;
+    larger_.erase(lent);
+  }
   live_ -= bytes;
   free_.emplace(bytes, ptr);
   cached_ += bytes;

@@ -150,6 +150,10 @@ struct InferenceNetwork::Step {
 
 namespace {
 
+// The f32 attention scores an inference attention step holds at once: a few MiB, which stay in
+// a CPU's caches (and are no burden to a GPU's memory).
+constexpr std::int64_t kAttentionScoreBytes = std::int64_t{4} << 20;
+
 // The values a recorded node reads, before flatten aliases are resolved.
 std::vector<std::int64_t> operands(const Node& n) {
   if (n.op == Op::add) return {n.a, n.b};
@@ -465,6 +469,11 @@ Tensor InferenceNetwork::forward(const Tensor& images) {
   };
   for (std::size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
+    // Whether step i is the last to read value v, which it may then overwrite (never the
+    // caller's images).
+    auto dies_here = [&](std::int64_t v) {
+      return last_use_[v] == static_cast<std::int64_t>(i) && v != input_;
+    };
     const Tensor x = as_map(values[s.input]);
     const std::int64_t c = x.dim(3);
     Tensor y;
@@ -489,7 +498,7 @@ Tensor InferenceNetwork::forward(const Tensor& images) {
           PFC_CHECK(residual.shape() == g.output_shape(),
                     "inference network: a sum of {} and a convolution's {}",
                     shape_string(residual.shape()), shape_string(g.output_shape()));
-          if (last_use_[s.other] == static_cast<std::int64_t>(i) && s.other != input_) {
+          if (dies_here(s.other)) {
             y = residual;  // its last reader: summed into in place
           } else {
             y = be.empty(g.output_shape(), DType::f32, MemoryPurpose::activations);
@@ -529,23 +538,41 @@ Tensor InferenceNetwork::forward(const Tensor& images) {
         break;
       }
       case Step::Kind::relu6: {
-        y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
+        y = dies_here(s.input) ? x : be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
         be.relu6_forward(x, y);
         break;
       }
       case Step::Kind::attention: {
-        const AttentionLayout l{n, x.numel() / (n * c), c / 3, s.heads};
-        Tensor scores = be.empty({n * l.heads * l.tokens, l.tokens}, DType::f32,
+        // A few samples at a time, so that their scores stay in the cache between the
+        // products and the softmax, where a whole batch's (42 MB for vit_t at 64 images)
+        // would go out to memory and back three times.
+        AttentionLayout l{n, x.numel() / (n * c), c / 3, s.heads};
+        const std::int64_t per_sample = l.heads * l.tokens * l.tokens * 4;
+        const std::int64_t chunk = std::clamp<std::int64_t>(
+            kAttentionScoreBytes / std::max<std::int64_t>(per_sample, 1), 1, n);
+        Tensor scores = be.empty({chunk * l.heads * l.tokens, l.tokens}, DType::f32,
                                  MemoryPurpose::activations);
         y = be.empty({x.dim(0), x.dim(1), x.dim(2), l.width}, DType::f32,
                      MemoryPurpose::activations);
+        const Tensor qkv = x.reshape({n * l.tokens, c});
         Tensor out = y.reshape({n * l.tokens, l.width});
-        attention_forward(be, l, x.reshape({n * l.tokens, c}), scores, out);
+        for (std::int64_t first = 0; first < n; first += chunk) {
+          l.samples = std::min(chunk, n - first);
+          const std::int64_t rows = l.samples * l.tokens;
+          Tensor part = out.rows(first * l.tokens, first * l.tokens + rows);
+          Tensor part_scores = scores.rows(0, l.samples * l.heads * l.tokens);
+          attention_forward(be, l, qkv.rows(first * l.tokens, first * l.tokens + rows),
+                            part_scores, part);
+        }
         break;
       }
       case Step::Kind::add_parameter: {
-        y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
-        be.copy(x, y);
+        if (dies_here(s.input)) {
+          y = x;
+        } else {
+          y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
+          be.copy(x, y);
+        }
         Tensor per_sample = y.reshape({n, x.numel() / n});
         be.add_row_vector(per_sample, s.parameter);
         break;

@@ -1,16 +1,20 @@
 // The CPU backend's loops on the OpenMP threads compute the same bits on 1, 2 and 3 threads:
 // elementwise passes split the elements, per-channel and per-row sums keep their order (they
 // are split by channel or by row, never within one), and a whole-tensor sum adds fixed blocks.
+// A GEMM is cut into one block of C per thread, and OpenBLAS's sum over k depends a little on
+// the size of its call, so GEMMs agree within f32 rounding instead.
 // This is what lets a resumed run continue bit for bit at a given thread count, and the
 // reference tests hold at any. Sizes are above the threads' grain, so the loops really split.
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "model/attention_layout.h"
 #include "support/gradient_checker.h"
 
 namespace pfc {
@@ -119,6 +123,59 @@ TEST(CpuThreads, OptimisersCastsAndSumsAreTheSameOnAnyThreadCount) {
     b.axpy(0.5, g, y);
     b.scale(y, 3.0);
     return std::vector<Tensor>{w, m, wa, ma, va, half, sum, y};
+  });
+}
+
+TEST(CpuThreads, GemmsOnAnyThreadCountAgreeWithinRounding) {
+  // C cut by rows (m >= n) and by columns, transposed either way, and one row (a matrix-vector
+  // product); each above the GEMM's grain, so that it splits.
+  struct Product {
+    bool ta, tb;
+    std::int64_t m, n, k;
+  };
+  const std::vector<Product> products = {
+      {false, false, 300, 250, 200}, {false, false, 70, 500, 200}, {true, false, 300, 250, 200},
+      {false, true, 70, 500, 200},   {true, true, 130, 190, 300},  {false, true, 1, 300, 17000}};
+  for (std::size_t i = 0; i < products.size(); ++i) {
+    const Product& p = products[i];
+    const Tensor a = random_uniform(p.ta ? Shape{p.k, p.m} : Shape{p.m, p.k}, DType::f32, 20 + i);
+    const Tensor b = random_uniform(p.tb ? Shape{p.n, p.k} : Shape{p.k, p.n}, DType::f32, 40 + i);
+    const Tensor c0 = random_uniform({p.m, p.n}, DType::f32, 60 + i);
+    auto product = [&] {
+      CpuBackend backend;
+      Tensor c = copy_of(c0);
+      backend.gemm(p.ta, p.tb, 0.5, a, b, 0.25, c);
+      return std::vector<Tensor>{c};
+    };
+    const Tensor one = on_threads(1, product)[0];
+    for (int threads : {2, 3}) {
+      const Tensor many = on_threads(threads, product)[0];
+      double diff = 0.0, norm = 0.0;
+      for (std::int64_t e = 0; e < one.numel(); ++e) {
+        const double x = one.data<float>()[e], y = many.data<float>()[e];
+        diff += (x - y) * (x - y);
+        norm += x * x;
+      }
+      EXPECT_LE(std::sqrt(diff / norm), 1e-6) << "product " << i << " on " << threads << " threads";
+    }
+  }
+}
+
+TEST(CpuThreads, AttentionAndSoftmaxAreTheSameOnAnyThreadCount) {
+  // Attention's products are one BLAS call per (sample, head), the pairs split over the threads.
+  const AttentionLayout layout{4, 150, 64, 4};
+  const std::int64_t tokens = layout.samples * layout.tokens;
+  const Tensor qkv = random_uniform({tokens, 3 * layout.width}, DType::f32, 80);
+  const Tensor dy =
+      random_uniform({layout.samples * layout.heads * layout.tokens, layout.tokens}, DType::f32, 81);
+  expect_same_bits_on_any_thread_count([&] {
+    CpuBackend b;
+    Tensor scores = Tensor::host(dy.shape(), DType::f32);
+    Tensor values = Tensor::host({tokens, layout.width}, DType::f32);
+    attention_forward(b, layout, qkv, scores, values);
+    Tensor dscores = Tensor::host(dy.shape(), DType::f32);
+    b.softmax_rows_backward(dy, scores, dscores);
+    return std::vector<Tensor>{scores, values, dscores};
   });
 }
 

@@ -1,5 +1,6 @@
-// The host block cache hands a freed large block out again for the same size, leaves small
-// ones to malloc, and never holds more than the most that was live at once.
+// The host block cache hands a freed large block out again for the same size or one up to a
+// third smaller, leaves small ones to malloc, and never holds more than the most that was live
+// at once.
 #include <gtest/gtest.h>
 
 #include "core/host_block_cache.h"
@@ -29,6 +30,23 @@ TEST(HostBlockCache, LeavesSmallBlocksToMalloc) {
   EXPECT_EQ(cache.cached_bytes(), 0u);
 }
 
+TEST(HostBlockCache, LendsTheSmallestBlockUpToHalfAgainAsLarge) {
+  HostBlockCache cache;
+  void* big = cache.take(9 * kMiB);
+  void* mid = cache.take(7 * kMiB);
+  cache.give(big, 9 * kMiB);
+  cache.give(mid, 7 * kMiB);
+  void* a = cache.take(6 * kMiB);  // 7 and 9 MiB both fit; the smaller serves
+  EXPECT_EQ(a, mid);
+  EXPECT_EQ(cache.cached_bytes(), 9 * kMiB);
+  void* b = cache.take(5 * kMiB);
+  EXPECT_NE(b, big);        // 9 MiB is more than half again as large as 5
+  cache.give(a, 6 * kMiB);  // back as the 7 MiB block it is
+  EXPECT_EQ(cache.take(7 * kMiB), mid);
+  cache.give(mid, 7 * kMiB);
+  cache.give(b, 5 * kMiB);
+}
+
 TEST(HostBlockCache, HoldsNoMoreThanThePeakOfLiveBlocks) {
   HostBlockCache cache;
   void* a = cache.take(8 * kMiB);
@@ -36,12 +54,13 @@ TEST(HostBlockCache, HoldsNoMoreThanThePeakOfLiveBlocks) {
   cache.give(a, 8 * kMiB);
   cache.give(b, 2 * kMiB);
   EXPECT_EQ(cache.cached_bytes(), 10 * kMiB);  // the peak: 10 MiB live at once
-  // 6 MiB of a size not held: with 10 cached and 6 live the process would hold 16 MiB, above
-  // the 10 MiB peak, so the largest cached block goes.
-  void* c = cache.take(6 * kMiB);
+  // 3 MiB, which neither cached block serves (8 MiB is more than half again as large): with
+  // 10 cached and 3 live the process would hold 13 MiB, above the 10 MiB peak, so the largest
+  // cached block goes.
+  void* c = cache.take(3 * kMiB);
   EXPECT_EQ(cache.cached_bytes(), 2 * kMiB);
-  cache.give(c, 6 * kMiB);
-  EXPECT_EQ(cache.cached_bytes(), 8 * kMiB);
+  cache.give(c, 3 * kMiB);
+  EXPECT_EQ(cache.cached_bytes(), 5 * kMiB);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-// CPU batched GEMM (attention's q kᵀ and scores × v): f32 through OpenBLAS, one call per matrix
-// of the batch, each on the BLAS's own threads; f64 on the plain loops below, accumulated in
-// f64 in a fixed order: the oracle the f32 path is tested against, and what an f64 run (the
-// golden comparisons, the gradient checks) computes with.
+// CPU batched GEMM (attention's q kᵀ and scores × v): the matrices of the batch split over the
+// OpenMP threads, each product on one. f32 through OpenBLAS; f64 on the plain loops below,
+// accumulated in f64 in a fixed order: the oracle the f32 path is tested against, and what an
+// f64 run (the golden comparisons, the gradient checks) computes with.
 #include <algorithm>
 #include <type_traits>
 
@@ -34,6 +34,20 @@ void reference_product(const BatchedGemmGeometry& g, double alpha, const T* a, c
     }
 }
 
+// One f32 product through the BLAS.
+void blas_product(const BatchedGemmGeometry& g, double alpha, const float* a, const float* b,
+                  double beta, float* c) {
+  if (g.k == 0) {
+    // BLAS rejects the leading dimension of an empty inner dimension: c = beta * c.
+    for (std::int64_t r = 0; r < g.m; ++r)
+      for (std::int64_t s = 0; s < g.n; ++s)
+        c[r * g.c.ld + s] = beta == 0.0 ? 0.0f : static_cast<float>(beta) * c[r * g.c.ld + s];
+    return;
+  }
+  cpu::blas_gemm(g.transpose_a, g.transpose_b, g.m, g.n, g.k, static_cast<float>(alpha), a, g.a.ld,
+                 b, g.b.ld, static_cast<float>(beta), c, g.c.ld);
+}
+
 std::int64_t matrix_offset(const MatrixBatchLayout& l, std::int64_t i, std::int64_t j) {
   return l.offset + i * l.outer_stride + j * l.inner_stride;
 }
@@ -50,34 +64,21 @@ void CpuBackend::batched_gemm(const BatchedGemmGeometry& g, double alpha, const 
     const T* pb = b.data<T>();
     T* pc = c.data<T>();
     const std::int64_t count = g.outer * g.inner;
-    if constexpr (std::is_same_v<T, double>) {
-      // The matrices of c are disjoint, so they split over the threads.
-      const std::int64_t work = std::max<std::int64_t>(1, g.m * g.n * std::max<std::int64_t>(g.k, 1));
-      parallel_for(count, std::max<std::int64_t>(1, kElementGrain / work),
-                   [&](std::int64_t first, std::int64_t last) {
-                     for (std::int64_t q = first; q < last; ++q) {
-                       const std::int64_t i = q / g.inner, j = q % g.inner;
-                       reference_product(g, alpha, pa + matrix_offset(g.a, i, j),
-                                         pb + matrix_offset(g.b, i, j), beta,
-                                         pc + matrix_offset(g.c, i, j));
-                     }
-                   });
-    } else {
-      for (std::int64_t q = 0; q < count; ++q) {
-        const std::int64_t i = q / g.inner, j = q % g.inner;
-        T* out = pc + matrix_offset(g.c, i, j);
-        if (g.k == 0) {
-          // BLAS rejects the leading dimension of an empty inner dimension: c = beta * c.
-          for (std::int64_t r = 0; r < g.m; ++r)
-            for (std::int64_t s = 0; s < g.n; ++s)
-              out[r * g.c.ld + s] = beta == 0.0 ? T(0) : static_cast<T>(beta) * out[r * g.c.ld + s];
-          continue;
-        }
-        cpu::blas_gemm(g.transpose_a, g.transpose_b, g.m, g.n, g.k, static_cast<T>(alpha),
-                       pa + matrix_offset(g.a, i, j), g.a.ld, pb + matrix_offset(g.b, i, j),
-                       g.b.ld, static_cast<T>(beta), out, g.c.ld);
-      }
-    }
+    // The matrices of c are disjoint, so they split over the threads, each product on one.
+    const std::int64_t work = std::max<std::int64_t>(1, g.m * g.n * std::max<std::int64_t>(g.k, 1));
+    parallel_for(count, std::max<std::int64_t>(1, kElementGrain / work),
+                 [&](std::int64_t first, std::int64_t last) {
+                   for (std::int64_t q = first; q < last; ++q) {
+                     const std::int64_t i = q / g.inner, j = q % g.inner;
+                     const T* qa = pa + matrix_offset(g.a, i, j);
+                     const T* qb = pb + matrix_offset(g.b, i, j);
+                     T* qc = pc + matrix_offset(g.c, i, j);
+                     if constexpr (std::is_same_v<T, double>)
+                       reference_product(g, alpha, qa, qb, beta, qc);
+                     else
+                       blas_product(g, alpha, qa, qb, beta, qc);
+                   }
+                 });
   });
 }
 

@@ -3,16 +3,8 @@
 #include <algorithm>
 
 #include "backend/cpu/cpu_runtime.h"
+#include "backend/cpu/isa_clones.h"
 #include "core/parallel_for.h"
-
-// Each block kernel is compiled for AVX-512, AVX2 and the x86-64 baseline, and the loader picks
-// the best the CPU has (GCC's function multi-versioning); the build itself stays portable.
-// Elsewhere the compiler's baseline serves.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define PFC_ISA_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define PFC_ISA_CLONES
-#endif
 
 namespace pfc::cpu {
 namespace {

@@ -1,5 +1,5 @@
 // What the CPU backend's kernels share: choosing the element type (f32 or f64) of a call,
-// checking index values, and cblas GEMM typed by element. Operand shapes, types and places are
+// checking index values, and cblas GEMM typed by element on the OpenMP threads. Operand shapes, types and places are
 // checked before, by backend/operand_checks.h.
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/error.h"
+#include "core/parallel_for.h"
 #include "core/tensor.h"
 
 namespace pfc::cpu {
@@ -42,9 +43,9 @@ decltype(auto) dispatch_param(DType t, const char* op, const char* operand, F&& 
 // forward) is a matrix-vector product: OpenBLAS's GEMM would first copy all of B into its
 // packed layout, which took as long as the product.
 template <class T, class Gemv, class Gemm>
-void blas_gemm_with(Gemv gemv, Gemm gemm, bool ta, bool tb, std::int64_t m, std::int64_t n,
-                    std::int64_t k, T alpha, const T* a, std::int64_t lda, const T* b,
-                    std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+void blas_block(Gemv gemv, Gemm gemm, bool ta, bool tb, std::int64_t m, std::int64_t n,
+                std::int64_t k, T alpha, const T* a, std::int64_t lda, const T* b,
+                std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
   if (m == 1) {
     if (beta == 0) std::fill(c, c + n, T(0));  // gemv scales y by beta: no stale NaN through 0
     gemv(CblasRowMajor, tb ? CblasNoTrans : CblasTrans, static_cast<int>(tb ? n : k),
@@ -55,6 +56,41 @@ void blas_gemm_with(Gemv gemv, Gemm gemm, bool ta, bool tb, std::int64_t m, std:
   gemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
        static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
        static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// A product of fewer multiply-adds than this is one BLAS call.
+inline constexpr std::int64_t kGemmGrain = std::int64_t{1} << 20;
+// Blocks of C start at multiples of this many rows or columns (OpenBLAS's kernel tiles divide
+// it).
+inline constexpr std::int64_t kGemmBlockAlign = 64;
+
+// The product on the process's OpenMP threads: C is cut along its longer side into one block
+// per thread, each a single-threaded BLAS call (OpenBLAS keeps one thread in pfc,
+// app/thread_layout.h). Inside another parallel loop (attention's batch of small products) it
+// is one call. OpenBLAS's sum over k for an element of C depends a little on the size of the
+// call that computes it, so a product's last bits depend on the thread count; fixed blocks
+// whatever the count would avoid that, but one call per thread was 7 % faster in vit_t's
+// training, and a run resumes on the same count (or within fp32's own error on another).
+template <class T, class Gemv, class Gemm>
+void blas_gemm_with(Gemv gemv, Gemm gemm, bool ta, bool tb, std::int64_t m, std::int64_t n,
+                    std::int64_t k, T alpha, const T* a, std::int64_t lda, const T* b,
+                    std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  const bool by_rows = m >= n;
+  const std::int64_t side = by_rows ? m : n, across = by_rows ? n : m;
+  const std::int64_t blocks = (side + kGemmBlockAlign - 1) / kGemmBlockAlign;
+  const std::int64_t block_work = std::max<std::int64_t>(1, kGemmBlockAlign * across * k);
+  parallel_for(blocks, std::max<std::int64_t>(1, kGemmGrain / block_work),
+               [&](std::int64_t first, std::int64_t last) {
+                 const std::int64_t begin = first * kGemmBlockAlign;
+                 const std::int64_t count = std::min(side, last * kGemmBlockAlign) - begin;
+                 if (by_rows)
+                   blas_block(gemv, gemm, ta, tb, count, n, k, alpha,
+                              ta ? a + begin : a + begin * lda, lda, b, ldb, beta,
+                              c + begin * ldc, ldc);
+                 else
+                   blas_block(gemv, gemm, ta, tb, m, count, k, alpha, a, lda,
+                              tb ? b + begin * ldb : b + begin, ldb, beta, c + begin, ldc);
+               });
 }
 
 inline void blas_gemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,

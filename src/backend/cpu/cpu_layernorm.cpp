@@ -1,6 +1,6 @@
 // CPU LayerNorm over the last dimension of x [rows, width], as torch.nn.LayerNorm: each row's
-// mean and biased variance accumulated in f64 whatever the element type, so the f32 path is the
-// f64 one rounded once. On the OpenMP threads: the rows split for y and dx; the channels split
+// mean and biased variance accumulated in f64 whatever the element type (f32 over eight partial
+// sums, which vectorise), so the f32 path is the f64 one rounded once. On the OpenMP threads: the rows split for y and dx; the channels split
 // for dgamma and dbeta, so each channel's sum keeps its order (the same bits on any number of
 // threads).
 #include <algorithm>
@@ -9,6 +9,8 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/cpu/isa_clones.h"
+#include "backend/cpu/lane_sum.h"
 #include "backend/operand_checks.h"
 #include "core/parallel_for.h"
 
@@ -19,24 +21,44 @@ std::int64_t row_grain(std::int64_t width) {
   return std::max<std::int64_t>(1, kElementGrain / std::max<std::int64_t>(width, 1));
 }
 
+// One row: its mean and invstd, and y. f64 sums in order: the oracle.
+template <class P>
+void forward_row(std::int64_t width, const double* x, const P* gamma, const P* beta, double eps,
+                 double* y, double& mean, double& invstd) {
+  double sum = 0.0;
+  for (std::int64_t c = 0; c < width; ++c) sum += x[c];
+  mean = sum / static_cast<double>(width);
+  double squares = 0.0;
+  for (std::int64_t c = 0; c < width; ++c) squares += (x[c] - mean) * (x[c] - mean);
+  invstd = 1.0 / std::sqrt(squares / static_cast<double>(width) + eps);
+  for (std::int64_t c = 0; c < width; ++c) y[c] = (x[c] - mean) * invstd * gamma[c] + beta[c];
+}
+
+// f32: the same f64 arithmetic with the sums over eight lanes, so that the row vectorises
+// (AVX-512 where the CPU has it); y may be x.
+PFC_ISA_CLONES
+void forward_row(std::int64_t width, const float* x, const float* gamma, const float* beta,
+                 double eps, float* y, double& mean, double& invstd) {
+  mean = cpu::lane_sum(width, [&](std::int64_t c) { return static_cast<double>(x[c]); }) /
+         static_cast<double>(width);
+  const double m = mean;
+  const double squares = cpu::lane_sum(width, [&](std::int64_t c) {
+    const double d = x[c] - m;
+    return d * d;
+  });
+  invstd = 1.0 / std::sqrt(squares / static_cast<double>(width) + eps);
+  const double s = invstd;
+  for (std::int64_t c = 0; c < width; ++c)
+    y[c] = static_cast<float>((x[c] - m) * s * gamma[c] + beta[c]);
+}
+
 template <class T, class P>
 void forward(std::int64_t rows, std::int64_t width, const T* x, const P* gamma, const P* beta,
              double eps, T* y, T* saved_mean, T* saved_invstd) {
   parallel_for(rows, row_grain(width), [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t r = first; r < last; ++r) {
-      const T* xr = x + r * width;
-      double sum = 0.0;
-      for (std::int64_t c = 0; c < width; ++c) sum += xr[c];
-      const double mean = sum / static_cast<double>(width);
-      double squares = 0.0;
-      for (std::int64_t c = 0; c < width; ++c) {
-        const double d = xr[c] - mean;
-        squares += d * d;
-      }
-      const double invstd = 1.0 / std::sqrt(squares / static_cast<double>(width) + eps);
-      T* yr = y + r * width;
-      for (std::int64_t c = 0; c < width; ++c)
-        yr[c] = static_cast<T>((xr[c] - mean) * invstd * gamma[c] + beta[c]);
+      double mean = 0.0, invstd = 0.0;
+      forward_row(width, x + r * width, gamma, beta, eps, y + r * width, mean, invstd);
       saved_mean[r] = static_cast<T>(mean);
       saved_invstd[r] = static_cast<T>(invstd);
     }
