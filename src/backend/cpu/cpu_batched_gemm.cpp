@@ -1,12 +1,14 @@
 // CPU batched GEMM (attention's q kᵀ and scores × v): the matrices of the batch split over the
-// OpenMP threads, each product on one. f32 through OpenBLAS; f64 on the plain loops below,
-// accumulated in f64 in a fixed order: the oracle the f32 path is tested against, and what an
-// f64 run (the golden comparisons, the gradient checks) computes with.
+// OpenMP threads, each product on one. f32 through oneDNN's sgemm (OpenBLAS without oneDNN);
+// f64 on the plain loops below, accumulated in f64 in a fixed order: the oracle the f32 path
+// is tested against, and what an f64 run (the golden comparisons, the gradient checks)
+// computes with.
 #include <algorithm>
 #include <type_traits>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/cpu/onednn_sgemm.h"
 #include "backend/operand_checks.h"
 #include "core/parallel_for.h"
 
@@ -34,7 +36,7 @@ void reference_product(const BatchedGemmGeometry& g, double alpha, const T* a, c
     }
 }
 
-// One f32 product through the BLAS.
+// One f32 product: oneDNN's kernels (onednn_sgemm.h), or the BLAS's without oneDNN.
 void blas_product(const BatchedGemmGeometry& g, double alpha, const float* a, const float* b,
                   double beta, float* c) {
   if (g.k == 0) {
@@ -44,8 +46,11 @@ void blas_product(const BatchedGemmGeometry& g, double alpha, const float* a, co
         c[r * g.c.ld + s] = beta == 0.0 ? 0.0f : static_cast<float>(beta) * c[r * g.c.ld + s];
     return;
   }
-  cpu::blas_gemm(g.transpose_a, g.transpose_b, g.m, g.n, g.k, static_cast<float>(alpha), a, g.a.ld,
-                 b, g.b.ld, static_cast<float>(beta), c, g.c.ld);
+  const auto fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
+  if (!cpu::onednn_sgemm(g.transpose_a, g.transpose_b, g.m, g.n, g.k, fa, a, g.a.ld, b, g.b.ld, fb,
+                         c, g.c.ld))
+    cpu::blas_gemm(g.transpose_a, g.transpose_b, g.m, g.n, g.k, fa, a, g.a.ld, b, g.b.ld, fb, c,
+                   g.c.ld);
 }
 
 std::int64_t matrix_offset(const MatrixBatchLayout& l, std::int64_t i, std::int64_t j) {

@@ -3,6 +3,7 @@
 #include "backend/cpu/cpu_runtime.h"
 #include "backend/cpu/onednn_conv2d.h"
 #include "backend/cpu/onednn_fused_conv2d.h"
+#include "backend/cpu/onednn_sgemm.h"
 #include "core/error.h"
 
 namespace pfc::cpu {
@@ -44,6 +45,11 @@ PreparedFilterLayout onednn_fused_prepared_filter_layout(const FusedConv&) { ret
 
 void onednn_fused_prepare_filter(const FusedConv&, const void*, void*, void*) {
   throw Error("conv2d_forward_fused: pfc was built without oneDNN");
+}
+
+bool onednn_sgemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*,
+                  std::int64_t, const float*, std::int64_t, float, float*, std::int64_t) {
+  return false;
 }
 
 std::string onednn_isa() { return "none (pfc was built without oneDNN)"; }
