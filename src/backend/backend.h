@@ -59,11 +59,12 @@ struct BatchedGemmGeometry {
 };
 
 // What follows a convolution in a network prepared for inference (model/inference_network.h),
-// in this order: + bias[c] (the folded batch-norm's shift), PReLU with slope[c], + the
+// in this order: + bias[c] (the folded batch-norm's shift), PReLU with slope[c], ReLU6, + the
 // residual that y holds on entry (iresnet's block sum, MobileFaceNet's shortcut).
 struct ConvEpilogue {
   const Tensor* bias = nullptr;         // [out_channels], of y's type
   const Tensor* prelu_slope = nullptr;  // [out_channels], of y's type
+  bool relu6 = false;                   // clamped to [0, 6]: a ViT MLP's activation
   bool accumulate = false;              // y += the result: y holds the residual on entry
 };
 

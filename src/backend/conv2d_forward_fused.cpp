@@ -23,6 +23,7 @@ void Backend::conv2d_forward_fused(const Conv2dGeometry& g, const Tensor& x, con
   Tensor rows = out.reshape({out.numel() / g.out_channels, g.out_channels});
   if (epilogue.bias != nullptr) add_row_vector(rows, *epilogue.bias);
   if (epilogue.prelu_slope != nullptr) prelu_forward(rows, *epilogue.prelu_slope, rows);
+  if (epilogue.relu6) relu6_forward(rows, rows);
   if (epilogue.accumulate) add(y, out, y);
 }
 

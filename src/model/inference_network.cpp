@@ -138,6 +138,7 @@ struct InferenceNetwork::Step {
   std::int64_t out_channels = 0, kernel = 1, stride = 1, pad = 0, groups = 1;
   bool whole_map = false;  // a Linear: the kernel covers the input's whole map
   std::vector<double> w, b, slope;  // OHWI filter, bias, PReLU slope (empty: none)
+  bool relu6 = false;               // clamped to [0, 6] after the PReLU
   // batch_norm: gamma, beta, running mean and variance; layer_norm: gamma, beta; and eps.
   // add_parameter: the parameter in pfc's layout.
   std::vector<std::vector<double>> statistics;
@@ -216,10 +217,18 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
         channels[n.out] = channels[x];
         break;
       }
-      case Op::relu6:
-        standalone(Step::Kind::relu6, n, order);
+      case Op::relu6: {
+        Step* conv = open_convolution(n.a);
+        if (conv != nullptr && !conv->relu6 && conv->other < 0) {
+          conv->relu6 = true;
+          conv->output = n.out;
+          producer[n.out] = static_cast<std::size_t>(conv - steps_.data());
+        } else {
+          standalone(Step::Kind::relu6, n, order);
+        }
         channels[n.out] = channels[x];
         break;
+      }
       case Op::attention:
         standalone(Step::Kind::attention, n, order).heads = n.heads;
         channels[n.out] = channels[x] / 3;
@@ -302,7 +311,7 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
       case Op::batch_norm: {
         const ChannelAffine f = batch_norm_affine(n);
         Step* conv = open_convolution(n.a);
-        if (conv != nullptr && conv->slope.empty() && conv->other < 0) {
+        if (conv != nullptr && conv->slope.empty() && !conv->relu6 && conv->other < 0) {
           // conv(x) * s + t = conv_{w * s}(x) + (b * s + t), per output channel.
           const std::int64_t per_output =
               static_cast<std::int64_t>(conv->w.size()) / conv->out_channels;
@@ -328,7 +337,7 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
       }
       case Op::prelu: {
         Step* conv = open_convolution(n.a);
-        if (conv != nullptr && conv->slope.empty() && conv->other < 0) {
+        if (conv != nullptr && conv->slope.empty() && !conv->relu6 && conv->other < 0) {
           conv->slope = n.tensors[0];
           conv->output = n.out;
           producer[n.out] = static_cast<std::size_t>(conv - steps_.data());
@@ -492,6 +501,7 @@ Tensor InferenceNetwork::forward(const Tensor& images) {
         ConvEpilogue epilogue;
         if (s.bias.defined()) epilogue.bias = &s.bias;
         if (s.prelu_slope.defined()) epilogue.prelu_slope = &s.prelu_slope;
+        epilogue.relu6 = s.relu6;
         if (s.other >= 0) {
           epilogue.accumulate = true;
           const Tensor residual = as_map(values[s.other]);

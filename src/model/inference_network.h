@@ -2,15 +2,15 @@
 // (Backend::fuses_inference): its inference graph (model/inference_graph.h) recorded once,
 // then rewritten as onnxruntime and oneDNN's graph passes do, whichever network it is:
 //  - a batch-norm after a convolution or a Linear is folded into its weights and bias;
-//  - a PReLU after one, and then a residual sum of its output, run as its epilogue
+//  - a PReLU or ReLU6 after one, and then a residual sum of its output, run as its epilogue
 //    (Backend::conv2d_forward_fused), so its output is written once;
 //  - a flatten and the Linear after it become one convolution whose kernel covers the whole
 //    map (the Linear's columns reordered from PyTorch's CHW to pfc's HWC); a Linear over
 //    tokens (a Vision Transformer's qkv, proj and MLP) is a 1x1 convolution, so the residual
 //    sum after it is its epilogue too;
 //  - what is left (a batch-norm before a convolution, whose padding makes folding inexact,
-//    any PReLU, sum or batch-norm that does not follow one, and the transformers' LayerNorm,
-//    attention, ReLU6 and position embedding) runs as its own primitive.
+//    any PReLU, ReLU6, sum or batch-norm that does not follow one, and the transformers'
+//    LayerNorm, attention and position embedding) runs as its own primitive.
 // The folding is done in f64 from the f32 parameters, then rounded once. In bf16 precision
 // the folded filters are rounded to bf16; biases, slopes and everything between the
 // convolutions stay f32. The parameters must not change while it is in use

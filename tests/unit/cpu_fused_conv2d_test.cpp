@@ -1,5 +1,5 @@
-// The CPU backend's fused inference convolution (one oneDNN primitive with bias, PReLU and the
-// residual sum as post-ops) against Backend's reference passes, in f32 and with a bf16 filter,
+// The CPU backend's fused inference convolution (one oneDNN primitive with bias, PReLU, ReLU6
+// and the residual sum as post-ops) against Backend's reference passes, in f32 and with a bf16 filter,
 // for plain, strided, 1x1, depthwise and whole-map (a Linear's) shapes, with every epilogue.
 // Skipped in a build without oneDNN (the backend then runs the reference itself).
 #include <gtest/gtest.h>
@@ -28,7 +28,7 @@ Conv2dGeometry geometry(std::int64_t size, std::int64_t in, std::int64_t out, st
 }
 
 struct Epilogue {
-  bool bias, prelu, accumulate;
+  bool bias, prelu, accumulate, relu6 = false;
 };
 
 void expect_fused_matches_reference(const Conv2dGeometry& g, const Epilogue& e, bool bf16) {
@@ -46,6 +46,7 @@ void expect_fused_matches_reference(const Conv2dGeometry& g, const Epilogue& e, 
   ConvEpilogue epilogue;
   if (e.bias) epilogue.bias = &bias;
   if (e.prelu) epilogue.prelu_slope = &slope;
+  epilogue.relu6 = e.relu6;
   epilogue.accumulate = e.accumulate;
   Tensor fused = Tensor::host(g.output_shape(), DType::f32);
   Tensor reference = Tensor::host(g.output_shape(), DType::f32);
@@ -73,9 +74,10 @@ TEST_P(CpuFusedConv2d, EveryEpilogueMatchesTheReferencePasses) {
   const Conv2dGeometry g = geometry(10, 32, 48, 3, 1, 1, 1);
   for (const Epilogue& e : {Epilogue{false, false, false}, Epilogue{true, false, false},
                             Epilogue{true, true, false}, Epilogue{true, false, true},
-                            Epilogue{true, true, true}, Epilogue{false, true, true}}) {
-    SCOPED_TRACE(testing::Message() << "bias " << e.bias << " prelu " << e.prelu
-                                    << " accumulate " << e.accumulate);
+                            Epilogue{true, true, true}, Epilogue{false, true, true},
+                            Epilogue{true, false, false, true}, Epilogue{true, true, true, true}}) {
+    SCOPED_TRACE(testing::Message() << "bias " << e.bias << " prelu " << e.prelu << " relu6 "
+                                    << e.relu6 << " accumulate " << e.accumulate);
     expect_fused_matches_reference(g, e, GetParam());
   }
 }

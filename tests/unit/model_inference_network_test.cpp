@@ -128,8 +128,8 @@ TEST_P(InferenceNetworkOf, Bf16EmbeddingsWithinCosine0999OfF32) {
 INSTANTIATE_TEST_SUITE_P(Networks, InferenceNetworkOf,
                          ::testing::Values(NetworkCase{"iresnet", 5, 3}, NetworkCase{"r18", 9, 2},
                                            NetworkCase{"mbf", 0, 3},
-                                           NetworkCase{"vit_small", 4 * 2 + 2, 3},
-                                           NetworkCase{"vit_t", 4 * 12 + 2, 2}),
+                                           NetworkCase{"vit_small", 3 * 2 + 2, 3},
+                                           NetworkCase{"vit_t", 3 * 12 + 2, 2}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(InferenceNetwork, AnF64NetworkStaysOnThePlainForwardAndRefusesBf16) {

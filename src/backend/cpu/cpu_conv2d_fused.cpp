@@ -13,7 +13,8 @@ namespace {
 // type (the epilogue does not change the filter's layout in oneDNN's kernels, but a plan is
 // per epilogue, so it is part of the use as well).
 int fused_use(const cpu::FusedConv& c) {
-  return 3 + (c.bf16 ? 1 : 0) + (c.bias ? 2 : 0) + (c.prelu ? 4 : 0) + (c.accumulate ? 8 : 0);
+  return 3 + (c.bf16 ? 1 : 0) + (c.bias ? 2 : 0) + (c.prelu ? 4 : 0) + (c.accumulate ? 8 : 0) +
+         (c.relu6 ? 16 : 0);
 }
 
 }  // namespace
@@ -22,17 +23,18 @@ void CpuBackend::conv2d_forward_fused(const Conv2dGeometry& g, const Tensor& x, 
                                       const ConvEpilogue& epilogue, Tensor& y) {
   operand_check::conv2d_forward_fused(rules_, g, x, w, epilogue, y);
   cpu::FusedConv c{g, w.dtype() == DType::bf16, epilogue.bias != nullptr,
-                   epilogue.prelu_slope != nullptr, epilogue.accumulate};
+                   epilogue.prelu_slope != nullptr, epilogue.relu6, epilogue.accumulate};
   std::optional<std::int64_t> bytes;
   if (fuses_inference() && x.dtype() == DType::f32)
     bytes = cpu::onednn_fused_conv2d_workspace_bytes(c);
-  // A kernel without the PReLU post-op (oneDNN 2.6's bf16 ones), PReLU then a pass of its own:
-  // possible unless a sum follows it.
-  bool prelu_pass = false;
-  if (!bytes && c.prelu && !c.accumulate && fuses_inference() && x.dtype() == DType::f32) {
-    c.prelu = false;
+  // A kernel without the activation post-ops (oneDNN 2.6's bf16 ones take no PReLU), the
+  // activations then passes of their own: possible unless a sum follows them.
+  bool activation_passes = false;
+  if (!bytes && (c.prelu || c.relu6) && !c.accumulate && fuses_inference() &&
+      x.dtype() == DType::f32) {
+    c.prelu = c.relu6 = false;
     bytes = cpu::onednn_fused_conv2d_workspace_bytes(c);
-    prelu_pass = bytes.has_value();
+    activation_passes = bytes.has_value();
   }
   if (!bytes) {
     Backend::conv2d_forward_fused(g, x, w, epilogue, y);
@@ -48,9 +50,10 @@ void CpuBackend::conv2d_forward_fused(const Conv2dGeometry& g, const Tensor& x, 
       c, x.data<float>(), w.raw(), c.bias ? epilogue.bias->data<float>() : nullptr,
       c.prelu ? epilogue.prelu_slope->data<float>() : nullptr, y.data<float>(), workspace.raw(),
       prepared);
-  if (prelu_pass) {
+  if (activation_passes) {
     Tensor rows = y.reshape({y.numel() / g.out_channels, g.out_channels});
-    prelu_forward(rows, *epilogue.prelu_slope, rows);
+    if (epilogue.prelu_slope != nullptr) prelu_forward(rows, *epilogue.prelu_slope, rows);
+    if (epilogue.relu6) relu6_forward(rows, rows);
   }
 }
 

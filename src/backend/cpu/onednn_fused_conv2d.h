@@ -22,6 +22,7 @@ struct FusedConv {
   bool bf16 = false;  // x and w in bf16, accumulation and y in f32
   bool bias = false;
   bool prelu = false;
+  bool relu6 = false;
   bool accumulate = false;
 };
 

@@ -76,6 +76,7 @@ std::optional<FusedPlan> make_plan(const FusedConv& c) {
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::post_ops ops;
   if (c.prelu) ops.append_prelu(1 << 1);
+  if (c.relu6) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
   if (c.accumulate) ops.append_sum(1.0f);
   attr.set_post_ops(ops);
   const memory::dims strides{g.stride, g.stride}, padding{g.pad, g.pad};
@@ -92,9 +93,9 @@ std::optional<FusedPlan> make_plan(const FusedConv& c) {
   const std::string impl = pd.impl_info_str();
   if (impl.rfind("ref", 0) == 0) {
     // oneDNN 2.6's bf16 kernels take no PReLU post-op: the backend then runs the convolution
-    // without it and PReLU as its own pass, so only a convolution without a PReLU that still
-    // has no kernel is worth a warning.
-    if (c.prelu) return std::nullopt;
+    // without its activations and them as their own passes, so only a convolution without
+    // activations that still has no kernel is worth a warning.
+    if (c.prelu || c.relu6) return std::nullopt;
     spdlog::warn("conv2d_forward_fused: oneDNN offers only its reference kernel ({}) for {}; "
                  "pfc's reference passes run it",
                  impl, describe(c));
@@ -131,7 +132,7 @@ using PlanKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_
 PlanKey key_of(const FusedConv& c) {
   const Conv2dGeometry& g = c.geometry;
   const int flags = (c.bf16 ? 1 : 0) | (c.bias ? 2 : 0) | (c.prelu ? 4 : 0) |
-                    (c.accumulate ? 8 : 0);
+                    (c.accumulate ? 8 : 0) | (c.relu6 ? 16 : 0);
   return {g.batch, g.in_h, g.in_w, g.in_channels, g.out_channels, g.kernel, g.stride, g.pad,
           g.groups, flags};
 }
