@@ -16,7 +16,8 @@
 #    trained on (pfc_make_ijb: the same photos as loose crops with their landmarks): the trained
 #    network's AUC and TAR above the untrained one's;
 #  - `--precision bf16` inference, where the CPU has bf16 instructions: pfc ijb's AUC within
-#    0.2 points of f32's, pfc verify's accuracy within 1 point (6 of the 600 pairs);
+#    0.2 points of f32's, every test image's embedding within cosine 0.999 of f32's, and at
+#    most 6 of the 600 pairs decided otherwise at f32's thresholds (learning/bf16_decisions.py);
 #  - `pfc export`: onnxruntime's embeddings of the .bin images equal `pfc embed`'s (cosine
 #    >= 0.99999 per image, mirror images too) and arcface_torch's protocol on them
 #    (learning/verification_accuracy.py) gives pfc verify's accuracy.
@@ -221,24 +222,40 @@ sys.exit(0 if ok else 1)
 PY
 echo "ijb: $((SECONDS - start)) s"
 
-# bf16 inference, where the CPU has bf16 instructions (pfc info's oneDNN ISA): IJB-C's AUC
-# within 0.2 points of f32's, and pfc verify's accuracy within 1 point. On 600 pairs one pair
-# is 0.17 points, and the protocol's thresholds (a 0.01 grid, chosen per fold) move whole
-# pairs: measured, bf16 0.81167 against f32's 0.80667 (3 pairs), AUC 0.93634 against 0.93607,
-# with every embedding within cosine 0.9999 of f32's.
+# The f32 embeddings of the test pairs (and of their mirror images), which the bf16 and the
+# ONNX checks below compare with.
+"$PFC" embed "$work/trained" "$work/data/synth_py2.bin" --flip --output "$work/emb.h5" \
+  >"$work/embed.log" 2>&1 || { fail "pfc embed: exit code $?"; cat "$work/embed.log"; }
+
+# bf16 inference, where the CPU has bf16 instructions (pfc info's oneDNN ISA): every test
+# image's embedding within cosine 0.999 of f32's, at most 1 % of the pairs decided otherwise at
+# f32's own thresholds, and IJB-C's AUC within 0.2 points. pfc verify's accuracy is printed
+# beside f32's but not bounded: on 600 pairs one pair is 0.17 points, and a fold's best
+# threshold (on a 0.01 grid) that moves one step moves several pairs at once. Measured: the
+# iresnet 0.80167 against f32's 0.80333, no pair decided otherwise at f32's thresholds, AUC
+# 0.91563 against 0.91555; the small ViT 0.73833 against 0.75000 with the same accuracy
+# without the mirror images (0.72833), 1 pair decided otherwise; cosine 0.99998 and above.
 if grep -qE '^CPU backend: oneDNN .*(BF16|AMX)' <<<"$("$PFC" info)"; then
   mpiexec -n $ranks "$PFC" verify "$work/trained" "$work/data/synth_py3.bin" --precision bf16 \
     >"$work/verify_bf16.log" 2>&1 || fail "pfc verify --precision bf16: exit code $?"
   "$PFC" ijb "$work/trained" "$work/ijb" --output "$work/ijb_trained_bf16.h5" --batch-size 64 \
     --precision bf16 >"$work/ijb_bf16.log" 2>&1 || fail "pfc ijb --precision bf16: exit code $?"
+  "$PFC" embed "$work/trained" "$work/data/synth_py2.bin" --flip --precision bf16 \
+    --output "$work/emb_bf16.h5" >"$work/embed_bf16.log" 2>&1 ||
+    { fail "pfc embed --precision bf16: exit code $?"; cat "$work/embed_bf16.log"; }
+  decisions=$("$h5python" "$here/learning/bf16_decisions.py" "$work/emb.h5" \
+    "$work/emb_bf16.h5") || fail "bf16_decisions.py"
   "$h5python" - "$verified" "$(accuracy_of "$work/verify_bf16.log" synth_py3)" \
-    "$work/ijb_trained.h5" "$work/ijb_trained_bf16.h5" <<'PY' || fail "bf16 inference"
+    "$work/ijb_trained.h5" "$work/ijb_trained_bf16.h5" $decisions <<'PY' || fail "bf16 inference"
 import sys, h5py
 f32, bf16 = float(sys.argv[1]), float(sys.argv[2] or "nan")
 auc32, auc16 = (h5py.File(p, "r").attrs["auc"] for p in sys.argv[3:5])
-ok = abs(bf16 - f32) <= 0.01 and abs(auc16 - auc32) <= 0.002
-print(f"bf16 inference: Accuracy-Flip {bf16:.5f} (f32 {f32:.5f}, within 0.01), IJB-C AUC "
-      f"{auc16:.5f} (f32 {auc32:.5f}, within 0.002): {'ok' if ok else 'FAIL'}")
+cosine, changed, pairs = float(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+ok = cosine >= 0.999 and changed <= pairs // 100 and abs(auc16 - auc32) <= 0.002
+print(f"bf16 inference: cosine to f32 {cosine:.6f} at least (>= 0.999); {changed} of {pairs} "
+      f"pairs decided otherwise at f32's thresholds (<= {pairs // 100}); IJB-C AUC {auc16:.5f} "
+      f"(f32 {auc32:.5f}, within 0.002); Accuracy-Flip {bf16:.5f} (f32 {f32:.5f}): "
+      f"{'ok' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)
 PY
 else
@@ -257,8 +274,6 @@ fi
 "$PFC" export "$work/trained" "$work/model.onnx" >"$work/export.log" 2>&1 ||
   { fail "pfc export: exit code $?"; cat "$work/export.log"; }
 cat "$work/export.log"
-"$PFC" embed "$work/trained" "$work/data/synth_py2.bin" --flip --output "$work/emb.h5" \
-  >"$work/embed.log" 2>&1 || { fail "pfc embed: exit code $?"; cat "$work/embed.log"; }
 "$h5python" - "$work" <<'PY' || fail "reading emb.h5"
 import sys, h5py, numpy as np
 work = sys.argv[1]

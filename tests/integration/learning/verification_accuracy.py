@@ -14,17 +14,28 @@ import sys
 import numpy as np
 
 
-def fold_accuracy(embeddings, issame):
+def pair_distances(embeddings):
+    """Squared L2 distance of each pair's L2-normalised embeddings."""
     e = embeddings / np.linalg.norm(embeddings, axis=1, keepdims=True)
-    dist = np.sum(np.square(e[0::2] - e[1::2]), 1)
+    return np.sum(np.square(e[0::2] - e[1::2]), 1)
+
+
+def fold_thresholds(dist, issame):
+    """The test folds and the threshold each is judged at."""
     thresholds = np.arange(0, 4, 0.01)
     n = len(dist)
-    accuracies = []
+    folds = []
     for test in np.array_split(np.arange(n), 10):
         train = np.setdiff1d(np.arange(n), test)
         train_acc = [np.mean(np.less(dist[train], t) == issame[train]) for t in thresholds]
-        best = thresholds[int(np.argmax(train_acc))]
-        accuracies.append(np.mean(np.less(dist[test], best) == issame[test]))
+        folds.append((test, thresholds[int(np.argmax(train_acc))]))
+    return folds
+
+
+def fold_accuracy(embeddings, issame):
+    dist = pair_distances(embeddings)
+    accuracies = [np.mean(np.less(dist[test], best) == issame[test])
+                  for test, best in fold_thresholds(dist, issame)]
     return float(np.mean(accuracies)), float(np.std(accuracies))
 
 
