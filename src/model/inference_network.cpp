@@ -152,7 +152,7 @@ struct InferenceNetwork::Step {
 namespace {
 
 // The f32 attention scores an inference attention step holds at once: a few MiB, which stay in
-// a CPU's caches (and are no burden to a GPU's memory).
+// a CPU's caches.
 constexpr std::int64_t kAttentionScoreBytes = std::int64_t{4} << 20;
 
 // The values a recorded node reads, before flatten aliases are resolved.
