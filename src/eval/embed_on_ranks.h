@@ -1,9 +1,11 @@
 // The embeddings of every image of a source, computed on the ranks of a run and handed to rank
-// 0 in input order (`pfc embed` under mpiexec/srun). Batch b goes to rank b % world; after each
-// round of `world` batches the ranks gather the round's embeddings (with a per-image tag, such
-// as a record's label, that only the rank which read the image knows) and rank 0 receives them,
-// batch by batch. Each rank holds two batches of images and one round of embeddings, so the
-// memory stays the same whatever the number of images. Collective over comm.
+// 0 in input order (`pfc embed` under mpiexec/srun). Batch b goes to rank b % world, round
+// b / world; after each group of rounds (one round at 64 images per batch or more, enough
+// rounds for 64 images per rank below) the ranks gather the group's embeddings (with a
+// per-image tag, such as a record's label, that only the rank which read the image knows) and
+// rank 0 receives them, batch by batch. Each rank holds two batches of images and one group of
+// embeddings, so the memory stays the same whatever the number of images. Collective over
+// comm.
 #pragma once
 
 #include <cstdint>
