@@ -557,9 +557,10 @@ Tensor InferenceNetwork::forward(const Tensor& images) {
         // products and the softmax, where a whole batch's (42 MB for vit_t at 64 images)
         // would go out to memory and back three times.
         AttentionLayout l{n, x.numel() / (n * c), c / 3, s.heads};
-        const std::int64_t per_sample = l.heads * l.tokens * l.tokens * 4;
-        const std::int64_t chunk = std::clamp<std::int64_t>(
-            kAttentionScoreBytes / std::max<std::int64_t>(per_sample, 1), 1, n);
+        const auto per_sample =
+            std::max<std::int64_t>(1, l.heads * l.tokens * l.tokens * std::int64_t{sizeof(float)});
+        const std::int64_t chunk =
+            std::max<std::int64_t>(1, std::min(n, kAttentionScoreBytes / per_sample));
         Tensor scores = be.empty({chunk * l.heads * l.tokens, l.tokens}, DType::f32,
                                  MemoryPurpose::activations);
         y = be.empty({x.dim(0), x.dim(1), x.dim(2), l.width}, DType::f32,

@@ -1,6 +1,7 @@
 // The CPU backend's fused inference convolution (one oneDNN primitive with bias, PReLU, ReLU6
-// and the residual sum as post-ops) against Backend's reference passes, in f32 and with a bf16 filter,
-// for plain, strided, 1x1, depthwise and whole-map (a Linear's) shapes, with every epilogue.
+// and the residual sum as post-ops) against Backend's reference passes, in f32 and with a bf16
+// filter, for plain, strided, 1x1, depthwise and whole-map (a Linear's) shapes, with every
+// epilogue.
 // Skipped in a build without oneDNN (the backend then runs the reference itself).
 #include <gtest/gtest.h>
 

@@ -166,8 +166,8 @@ TEST(CpuThreads, AttentionAndSoftmaxAreTheSameOnAnyThreadCount) {
   const AttentionLayout layout{4, 150, 64, 4};
   const std::int64_t tokens = layout.samples * layout.tokens;
   const Tensor qkv = random_uniform({tokens, 3 * layout.width}, DType::f32, 80);
-  const Tensor dy =
-      random_uniform({layout.samples * layout.heads * layout.tokens, layout.tokens}, DType::f32, 81);
+  const std::int64_t rows = layout.samples * layout.heads * layout.tokens;
+  const Tensor dy = random_uniform({rows, layout.tokens}, DType::f32, 81);
   expect_same_bits_on_any_thread_count([&] {
     CpuBackend b;
     Tensor scores = Tensor::host(dy.shape(), DType::f32);

@@ -1,6 +1,6 @@
 // What the CPU backend's kernels share: choosing the element type (f32 or f64) of a call,
-// checking index values, and cblas GEMM typed by element on the OpenMP threads. Operand shapes, types and places are
-// checked before, by backend/operand_checks.h.
+// checking index values, and cblas GEMM typed by element on the OpenMP threads. Operand
+// shapes, types and places are checked before, by backend/operand_checks.h.
 #pragma once
 
 #include <cblas.h>

@@ -1,8 +1,8 @@
 // CPU LayerNorm over the last dimension of x [rows, width], as torch.nn.LayerNorm: each row's
 // mean and biased variance accumulated in f64 whatever the element type (f32 over eight partial
-// sums, which vectorise), so the f32 path is the f64 one rounded once. On the OpenMP threads: the rows split for y and dx; the channels split
-// for dgamma and dbeta, so each channel's sum keeps its order (the same bits on any number of
-// threads).
+// sums, which vectorise), so the f32 path is the f64 one rounded once. On the OpenMP threads:
+// the rows split for y and dx; the channels split for dgamma and dbeta, so each channel's sum
+// keeps its order (the same bits on any number of threads).
 #include <algorithm>
 #include <cmath>
 #include <vector>

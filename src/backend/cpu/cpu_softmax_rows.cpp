@@ -38,7 +38,8 @@ void forward_row_f32(std::int64_t width, const float* x, float* y) {
   for (; c < width; ++c) max = max < x[c] ? x[c] : max;
   for (const float v : lanes) max = max < v ? v : max;
   for (c = 0; c < width; ++c) y[c] = static_cast<float>(cpu::exp_nonpositive(x[c] - max));
-  const double sum = cpu::lane_sum(width, [&](std::int64_t i) { return static_cast<double>(y[i]); });
+  const double sum =
+      cpu::lane_sum(width, [&](std::int64_t i) { return static_cast<double>(y[i]); });
   // One division per row: y * (1 / sum) in f64 rounds to the same f32 as y / sum but where
   // the two f64 values straddle a rounding boundary of f32, about once in 10^8.
   const double inverse = 1.0 / sum;
