@@ -26,8 +26,8 @@ int thread_limit();
 
 // Reads and checks OMP_NUM_THREADS and OPENBLAS_NUM_THREADS (not a positive integer, or more
 // than thread_limit(): pfc::UsageError naming the variable, its value and the limit), sets
-// the threads of OpenMP, keeps OpenBLAS on one, and warns once per node when ranks x threads exceed the
-// node's CPUs or a rank has more threads than CPUs it may run on. Collective over
+// the threads of OpenMP, keeps OpenBLAS on one, and warns once per node when ranks x threads
+// exceed the node's CPUs or a rank has more threads than CPUs it may run on. Collective over
 // MPI_COMM_WORLD.
 ThreadLayout set_up_threads();
 // The layout set_up_threads chose (the defaults before it ran).

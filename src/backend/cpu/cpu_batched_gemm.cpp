@@ -36,19 +36,13 @@ void reference_product(const BatchedGemmGeometry& g, double alpha, const T* a, c
     }
 }
 
-// One f32 product: oneDNN's kernels (onednn_sgemm.h), or the BLAS's without oneDNN.
+// One f32 product: oneDNN's kernels (onednn_sgemm.h), or the BLAS wrapper's without oneDNN
+// and for an empty inner dimension (cpu_kernel_support.h scales c by beta then).
 void blas_product(const BatchedGemmGeometry& g, double alpha, const float* a, const float* b,
                   double beta, float* c) {
-  if (g.k == 0) {
-    // BLAS rejects the leading dimension of an empty inner dimension: c = beta * c.
-    for (std::int64_t r = 0; r < g.m; ++r)
-      for (std::int64_t s = 0; s < g.n; ++s)
-        c[r * g.c.ld + s] = beta == 0.0 ? 0.0f : static_cast<float>(beta) * c[r * g.c.ld + s];
-    return;
-  }
   const auto fa = static_cast<float>(alpha), fb = static_cast<float>(beta);
-  if (!cpu::onednn_sgemm(g.transpose_a, g.transpose_b, g.m, g.n, g.k, fa, a, g.a.ld, b, g.b.ld, fb,
-                         c, g.c.ld))
+  if (g.k == 0 || !cpu::onednn_sgemm(g.transpose_a, g.transpose_b, g.m, g.n, g.k, fa, a, g.a.ld,
+                                     b, g.b.ld, fb, c, g.c.ld))
     cpu::blas_gemm(g.transpose_a, g.transpose_b, g.m, g.n, g.k, fa, a, g.a.ld, b, g.b.ld, fb, c,
                    g.c.ld);
 }

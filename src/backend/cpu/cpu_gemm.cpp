@@ -19,16 +19,8 @@ void CpuBackend::gemm(bool transpose_a, bool transpose_b, double alpha, const Te
   if (m == 0 || n == 0) return;
   cpu::dispatch_float(a.dtype(), "gemm", "a", [&](auto tag) {
     using T = decltype(tag);
-    T* pc = c.data<T>();
-    if (k == 0) {
-      // An empty inner dimension has leading dimension 0, which BLAS rejects: C = beta * C
-      // (beta == 0 overwrites, as BLAS does, so stale NaNs do not survive).
-      for (std::int64_t i = 0; i < m * n; ++i)
-        pc[i] = beta == 0.0 ? T(0) : static_cast<T>(beta) * pc[i];
-      return;
-    }
     cpu::blas_gemm(transpose_a, transpose_b, m, n, k, static_cast<T>(alpha), a.data<T>(), a.dim(1),
-                   b.data<T>(), b.dim(1), static_cast<T>(beta), pc, n);
+                   b.data<T>(), b.dim(1), static_cast<T>(beta), c.data<T>(), n);
   });
 }
 

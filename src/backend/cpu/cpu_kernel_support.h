@@ -75,6 +75,14 @@ template <class T, class Gemv, class Gemm>
 void blas_gemm_with(Gemv gemv, Gemm gemm, bool ta, bool tb, std::int64_t m, std::int64_t n,
                     std::int64_t k, T alpha, const T* a, std::int64_t lda, const T* b,
                     std::int64_t ldb, T beta, T* c, std::int64_t ldc) {
+  if (k == 0) {
+    // An empty inner dimension has leading dimension 0, which BLAS rejects: C = beta * C
+    // (beta == 0 overwrites, as BLAS does, so stale NaNs do not survive).
+    for (std::int64_t r = 0; r < m; ++r)
+      for (std::int64_t s = 0; s < n; ++s)
+        c[r * ldc + s] = beta == T(0) ? T(0) : beta * c[r * ldc + s];
+    return;
+  }
   const bool by_rows = m >= n;
   const std::int64_t side = by_rows ? m : n, across = by_rows ? n : m;
   const std::int64_t blocks = (side + kGemmBlockAlign - 1) / kGemmBlockAlign;

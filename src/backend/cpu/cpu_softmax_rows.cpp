@@ -1,12 +1,11 @@
-// CPU softmax over the last dimension of x [rows, width] (attention's scores)
-// and its backward. The rows split over the OpenMP threads; each element is
-// read before its place is written, so y may be x and dx may be dy.
+// CPU softmax over the last dimension of x [rows, width] (attention's scores) and its backward.
+// The rows split over the OpenMP threads; each element is read before its place is written, so
+// y may be x and dx may be dy.
 // - f64: the plain loops, each row's sum and dot product in order: the oracle.
-// - f32: each exponential is taken once and rounded once to f32, as PyTorch's
-// CPU softmax takes
-//   it, by exp_nonpositive.h; sums and dot products in f64 over eight lanes (lane_sum.h).
-//   Written without branches or calls, so the loops vectorise (AVX-512 where
-//   the CPU has it, isa_clones.h).
+// - f32: each exponential is taken once and rounded once to f32, as PyTorch's CPU softmax
+//   takes it, by exp_nonpositive.h; sums and dot products in f64 over eight lanes
+//   (lane_sum.h). Written without branches or calls, so the loops vectorise (AVX-512 where the
+//   CPU has it, isa_clones.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -28,7 +27,7 @@ std::int64_t row_grain(std::int64_t width) {
 }
 
 PFC_ISA_CLONES
-void forward_row_f32(std::int64_t width, const float* x, float* y) {
+void forward_row(std::int64_t width, const float* x, float* y) {
   float lanes[16];
   std::fill(lanes, lanes + 16, -std::numeric_limits<float>::infinity());
   std::int64_t c = 0;
@@ -47,7 +46,7 @@ void forward_row_f32(std::int64_t width, const float* x, float* y) {
 }
 
 PFC_ISA_CLONES
-void backward_row_f32(std::int64_t width, const float* dy, const float* y, float* dx) {
+void backward_row(std::int64_t width, const float* dy, const float* y, float* dx) {
   const double dot = cpu::lane_sum(width, [&](std::int64_t i) {
     return static_cast<double>(dy[i]) * static_cast<double>(y[i]);
   });
@@ -70,12 +69,6 @@ void backward_row(std::int64_t width, const double* dy, const double* y, double*
   double dot = 0.0;
   for (std::int64_t c = 0; c < width; ++c) dot += dy[c] * y[c];
   for (std::int64_t c = 0; c < width; ++c) dx[c] = y[c] * (dy[c] - dot);
-}
-
-void forward_row(std::int64_t width, const float* x, float* y) { forward_row_f32(width, x, y); }
-
-void backward_row(std::int64_t width, const float* dy, const float* y, float* dx) {
-  backward_row_f32(width, dy, y, dx);
 }
 
 }  // namespace

@@ -13,8 +13,8 @@ namespace pfc::cpu {
 
 // exp(d) in f64 for d <= 0, to about 1e-15 relative. d = k ln2 + r with |r| <= ln2 / 2; ln2
 // in two parts (fdlibm's), the first with trailing zeros so that k times it is exact; exp(r) by
-// its Taylor series to r^12; 2^k put into the exponent bits. d below -150, where every result rounds to an
-// f32 0, is taken as -150 (-inf too); NaN stays NaN.
+// its Taylor series to r^12; 2^k put into the exponent bits. d below -150, where every result
+// rounds to an f32 0, is taken as -150 (-inf too); NaN stays NaN.
 [[gnu::always_inline]] inline double exp_nonpositive(float f) {
   // Selected on the bits by a mask: GCC 12 vectorises no select here, floating-point or not.
   // The f32 values below -150 are the bit patterns above -150's up to -inf's.
