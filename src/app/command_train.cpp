@@ -10,6 +10,8 @@
 #include "app/process_context.h"
 #include "app/rank_place.h"
 #include "backend/backend.h"
+#include "backend/cpu/cpu_runtime.h"
+#include "backend/cpu/onednn_fused_conv2d.h"
 #include "config/load_config.h"
 #include "io/durable_file.h"
 #include "io/output_path.h"
@@ -66,6 +68,14 @@ int run_train(const TrainOptions& options) {
   if (leader) {
     open_training_log(cfg.output);
     for (const std::string& note : cfg.notes) spdlog::warn("{}", note);
+    // Still right without the instructions (oneDNN emulates bf16, or the products widen to
+    // f32), only slower than fp32.
+    if (cfg.fp16 && place.backend->allocation_policy().products(true) == DType::bf16 &&
+        !cpu::onednn_bf16_native())
+      spdlog::warn("fp16 = true: the CPU backend multiplies in bf16, and this CPU has no "
+                   "AVX512_BF16 or AMX instructions (oneDNN: {}); its convolutions run slower "
+                   "than with fp16 = false",
+                   cpu::onednn_isa());
     if (emulated)
       spdlog::info("pfc train: {} as rank {} of {} (emulated: {} GB/s, {} us per hop), {} "
                    "backend, network {}, method {}, {} classes{}",

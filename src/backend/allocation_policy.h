@@ -21,13 +21,17 @@ inline constexpr double kCudaArenaFreeFraction = 0.92;
 struct AllocationPolicy {
   BackendKind kind = BackendKind::cpu;
   // The backbone's activations when fp16 is on: f16 where convolutions run on tensor cores
-  // (cuda); f32 on the CPU, whose kernels compute in f32 or f64 only.
+  // (cuda); f32 on the CPU, where batch-norms, PReLU and the rest compute in f32.
   DType fp16_activations = DType::f32;
+  // The operands of the backbone's convolutions and token Linears when fp16 is on: f16 (cuda),
+  // or bf16 (the CPU: oneDNN's AVX512_BF16 and AMX kernels, the products accumulated in f32).
+  DType fp16_products = DType::bf16;
   // The ledger counts a request of n bytes as n rounded up to a multiple of this: 1 for the
   // CPU's aligned_alloc (the bytes asked for), kCudaArenaAlignment for the arena.
   std::size_t ledger_granularity = 1;
 
   DType activations(bool fp16) const { return fp16 ? fp16_activations : DType::f32; }
+  DType products(bool fp16) const { return fp16 ? fp16_products : DType::f32; }
   std::size_t ledger_bytes(std::size_t bytes) const {
     return (bytes + ledger_granularity - 1) / ledger_granularity * ledger_granularity;
   }

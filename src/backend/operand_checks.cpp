@@ -135,19 +135,30 @@ void conv_geometry(const Conv2dGeometry& g, const char* op) {
 
 // The three operands of a convolution: the activation read, the filter, the output written;
 // all of one computed type.
+// Whether `a` is a bf16 operand of a convolution or GEMM, which then writes f32; an error
+// naming the backend where it takes no bf16 products.
+bool bf16_operands(const OperandRules& r, const Tensor& a, const char* op, const char* name) {
+  if (a.dtype() != DType::bf16) return false;
+  PFC_CHECK(r.bf16_products, "{}: {} is bf16; the {} backend computes with {} operands", op, name,
+            r.backend, r.floats_text());
+  placed(r, a, op, name);
+  return true;
+}
+
 void conv_operands(const OperandRules& r, const Conv2dGeometry& g, const char* op,
                    const Tensor& a, const char* a_name, const Shape& a_shape, const Tensor& w,
                    const char* w_name, const Shape& w_shape, const Tensor& out,
                    const char* out_name, const Shape& out_shape) {
   conv_geometry(g, op);
-  computable(r, a, op, a_name);
+  const bool bf16 = bf16_operands(r, a, op, a_name);
+  if (!bf16) computable(r, a, op, a_name);
   placed(r, w, op, w_name);
   placed(r, out, op, out_name);
   check_shape(a, a_shape, op, a_name);
   check_shape(w, w_shape, op, w_name);
   check_shape(out, out_shape, op, out_name);
   check_dtype(w, a.dtype(), op, w_name);
-  check_dtype(out, a.dtype(), op, out_name);
+  check_dtype(out, bf16 ? DType::f32 : a.dtype(), op, out_name);
 }
 
 // Row operands of gather/scatter: same rank (at least 1), type and row shape as the table.
@@ -438,6 +449,8 @@ GemmDims gemm(const OperandRules& r, bool transpose_a, bool transpose_b, const T
     // The tensor-core contract: f16 products accumulated in f32, written as f32 (or f16).
     if (!(r.f16_gemm_output && c.dtype() == DType::f16))
       check_dtype(c, DType::f32, op, "c (with f16 a and b)");
+  } else if (bf16_operands(r, a, op, "a")) {
+    check_dtype(c, DType::f32, op, "c (with bf16 a and b)");
   } else {
     computable(r, a, op, "a");
     check_dtype(c, a.dtype(), op, "c");

@@ -33,6 +33,8 @@ void fill_normal(const OperandRules& r, const Tensor& x);
 void cast(const OperandRules& r, const Tensor& src, const Tensor& dst);
 
 // ---- convolution ----
+// x (dy) and w of one type, the result of that type too; or, where the rules take bf16
+// products, bf16 operands and an f32 result.
 void conv2d_forward(const OperandRules& r, const Conv2dGeometry& g, const Tensor& x,
                     const Tensor& w, const Tensor& y);
 void conv2d_backward_data(const OperandRules& r, const Conv2dGeometry& g, const Tensor& dy,

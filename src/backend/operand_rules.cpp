@@ -17,6 +17,7 @@ OperandRules operand_rules(BackendKind kind, DeviceKind device) {
   r.device = device;
   if (kind == BackendKind::cpu) {
     r.backend = device == DeviceKind::cpu ? "cpu" : "meta (planning cpu)";
+    r.bf16_products = true;
     return r;
   }
   r.backend = device == DeviceKind::cuda ? "cuda" : "meta (planning cuda)";

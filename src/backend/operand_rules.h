@@ -32,6 +32,10 @@ struct OperandRules {
   bool mixed_floats = false;
   // An f16 x f16 GEMM may write f16 (cuBLAS); otherwise it writes f32 only (the CPU widens).
   bool f16_gemm_output = false;
+  // Convolutions and GEMMs also take bf16 operands and write f32, the products accumulated in
+  // f32 (the CPU's fp16 training: oneDNN's bf16 kernels, or the f32 ones on the widened
+  // operands, whose products are exact in f32).
+  bool bf16_products = false;
   // The most rows the margin softmax takes in one call (cuda: one grid row per batch row).
   std::int64_t max_margin_rows = std::numeric_limits<std::int64_t>::max();
   // The largest GEMM dimension or leading dimension the BLAS takes: cblas passes each as

@@ -32,8 +32,9 @@ const ConfigKey kKeys[] = {
      "uses all of them, 0 the positives alone (PartialFC_V2)",
      {.min = at_least(0), .max = at_most(1)}},
     {"fp16", &Config::fp16,
-     "mixed precision: dynamic loss scale, f16 backbone on cuda, and f16 classifier GEMMs unless "
-     "classifier_precision = \"fp32\""},
+     "mixed precision: the backbone in f16 on cuda, and on the cpu its convolutions and token "
+     "Linears on bf16 operands (f32 activations); f16 classifier GEMMs unless "
+     "classifier_precision = \"fp32\"; a dynamic loss scale where f16 operands are"},
     {"batch_size", &Config::batch_size, "images per rank per step", {.min = at_least(1)}},
     {"lr", &Config::lr,
      "learning rate: applied as given with lr_scaling = \"none\", times global batch / 512 "

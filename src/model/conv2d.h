@@ -25,7 +25,7 @@ class Conv2d {
   // Forgets the input a training forward kept, which the owner hands back with restore_input
   // before backward: a block that recomputes the input instead of holding it.
   void drop_input() { saved_input_ = Tensor(); }
-  void restore_input(Tensor x) { saved_input_ = std::move(x); }
+  void restore_input(const Tensor& x) { saved_input_ = ctx_.operand(x); }
   // The convolution in inference mode (model/inference_graph.h), with the bias its owner
   // adds after it where there is one (the Vision Transformer's patch embedding).
   GraphValue trace(InferenceGraph& graph, GraphValue x, const NamedTensor* bias = nullptr) const;

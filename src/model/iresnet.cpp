@@ -29,7 +29,7 @@ double counter_normal(std::uint64_t key, std::uint64_t index) {
 }  // namespace
 
 IResNet::IResNet(Backend& backend, const IResNetOptions& options)
-    : ctx_(network_context(backend, options.activations, "iresnet")),
+    : ctx_(network_context(backend, options.precision, "iresnet")),
       options_((check_options(options), options)),
       conv1_(ctx_, "conv1", 3, options.widths[0], 3, 1, 1),
       bn1_(ctx_, "bn1", options.widths[0]),

@@ -13,6 +13,7 @@
 #include "model/conv2d.h"
 #include "model/ibasic_block.h"
 #include "model/linear.h"
+#include "model/model_context.h"
 #include "model/prelu.h"
 
 namespace pfc {
@@ -22,10 +23,10 @@ struct IResNetOptions {
   std::vector<std::int64_t> widths{64, 128, 256, 512};
   std::int64_t image_size = 112;
   std::int64_t embedding_size = 512;
-  // f32; f16 for the CUDA backend's fp16 mode (f32 masters); f64 for an f64 run, where the
-  // masters, gradients, batch-norm statistics and running buffers are f64 too (the CPU
-  // backend's exact-arithmetic mode, checked against the f64 golden file).
-  DType activations = DType::f32;
+  // The activations' and products' types (model_context.h): f32; f16 for the CUDA backend's
+  // fp16 mode and bf16 products for the CPU's (f32 masters); f64 for an f64 run, where the
+  // masters, gradients, batch-norm statistics and running buffers are f64 too.
+  NetworkPrecision precision;
 };
 
 class IResNet final : public Backbone {

@@ -12,17 +12,18 @@ namespace pfc {
 
 namespace {
 
-IResNetOptions iresnet_options(const Config& cfg, DType activations) {
+IResNetOptions iresnet_options(const Config& cfg, const NetworkPrecision& precision) {
   IResNetOptions o;
   o.layers = network_layers(cfg);
   o.widths = cfg.widths;
   o.image_size = cfg.image_size;
   o.embedding_size = cfg.embedding_size;
-  o.activations = activations;
+  o.precision = precision;
   return o;
 }
 
-VisionTransformerOptions vision_transformer_options(const Config& cfg, DType activations) {
+VisionTransformerOptions vision_transformer_options(const Config& cfg,
+                                                    const NetworkPrecision& precision) {
   const VitShape shape = vit_shape(cfg);
   VisionTransformerOptions o;
   o.image_size = cfg.image_size;
@@ -33,29 +34,31 @@ VisionTransformerOptions vision_transformer_options(const Config& cfg, DType act
   o.mask_ratio = shape.mask_ratio;
   o.checkpoint = shape.using_checkpoint;
   o.embedding_size = cfg.embedding_size;
-  o.activations = activations;
+  o.precision = precision;
   return o;
 }
 
-MobileFaceNetOptions mobilefacenet_options(const Config& cfg, DType activations) {
+MobileFaceNetOptions mobilefacenet_options(const Config& cfg,
+                                           const NetworkPrecision& precision) {
   MobileFaceNetOptions o;
   o.blocks = network_layers(cfg);
   o.scale = mobilefacenet_scale(cfg);
   o.image_size = cfg.image_size;
   o.embedding_size = cfg.embedding_size;
-  o.activations = activations;
+  o.precision = precision;
   return o;
 }
 
 }  // namespace
 
-std::unique_ptr<Backbone> make_backbone(const Config& cfg, Backend& backend, DType activations) {
+std::unique_ptr<Backbone> make_backbone(const Config& cfg, Backend& backend,
+                                        const NetworkPrecision& precision) {
   if (network_family(cfg) == NetworkFamily::vision_transformer)
     return std::make_unique<VisionTransformer>(backend,
-                                               vision_transformer_options(cfg, activations));
+                                               vision_transformer_options(cfg, precision));
   if (network_family(cfg) == NetworkFamily::mobilefacenet)
-    return std::make_unique<MobileFaceNet>(backend, mobilefacenet_options(cfg, activations));
-  return std::make_unique<IResNet>(backend, iresnet_options(cfg, activations));
+    return std::make_unique<MobileFaceNet>(backend, mobilefacenet_options(cfg, precision));
+  return std::make_unique<IResNet>(backend, iresnet_options(cfg, precision));
 }
 
 std::string describe_network(const Config& cfg) {

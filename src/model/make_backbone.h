@@ -9,12 +9,14 @@
 
 #include "config/config.h"
 #include "model/backbone.h"
+#include "model/model_context.h"
 
 namespace pfc {
 
-// The network `cfg` names, on `backend`, with activations of `activations` (f32; f16 for the
-// CUDA backend's fp16 mode; f64 for the CPU reference). Parameters are allocated, not set.
-std::unique_ptr<Backbone> make_backbone(const Config& cfg, Backend& backend, DType activations);
+// The network `cfg` names, on `backend`, computing in `precision` (f32; the backend's fp16 mode,
+// AllocationPolicy::network; f64 for the CPU reference). Parameters are allocated, not set.
+std::unique_ptr<Backbone> make_backbone(const Config& cfg, Backend& backend,
+                                        const NetworkPrecision& precision);
 
 // "r50 (iresnet [3, 4, 14, 3], widths [64, 128, 256, 512], embedding 512, 112x112 images)",
 // "mbf (MobileFaceNet [1, 4, 6, 2], scale 2, embedding 512, 112x112 images)"

@@ -43,8 +43,8 @@ constexpr std::int64_t kHeadChannels = 512;
 }  // namespace
 
 MobileFaceNet::MobileFaceNet(Backend& backend, const MobileFaceNetOptions& options)
-    : ctx_(network_context(backend, options.activations, "mbf")),
-      head_ctx_{&backend, ctx_.head_dtype()},
+    : ctx_(network_context(backend, options.precision, "mbf")),
+      head_ctx_(ctx_.head()),
       options_(checked(options)),
       stem_(ctx_, "layers.0", {3, 64 * options.scale, 3, 2, 1, 1}, ConvBlock::Activation::prelu),
       conv_sep_(head_ctx_, "conv_sep", {128 * options.scale, kHeadChannels, 1, 1, 0, 1},

@@ -23,6 +23,7 @@
 #include "model/conv_block.h"
 #include "model/depthwise_block.h"
 #include "model/gdc_head.h"
+#include "model/model_context.h"
 
 namespace pfc {
 
@@ -31,9 +32,10 @@ struct MobileFaceNetOptions {
   std::int64_t scale = 2;                        // channel multiplier (64 * scale, 128 * scale)
   std::int64_t image_size = 112;
   std::int64_t embedding_size = 512;
-  // f32; f16 for the CUDA backend's fp16 mode (f32 masters); f64 for an f64 run, where the
-  // masters, gradients and batch-norm statistics are f64 too.
-  DType activations = DType::f32;
+  // The activations' and products' types (model_context.h): f32; f16 for the CUDA backend's
+  // fp16 mode and bf16 products for the CPU's (f32 masters); f64 for an f64 run, where the
+  // masters, gradients, batch-norm statistics and running buffers are f64 too.
+  NetworkPrecision precision;
 };
 
 class MobileFaceNet final : public Backbone {

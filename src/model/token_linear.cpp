@@ -4,7 +4,7 @@ namespace pfc {
 
 TokenLinear::TokenLinear(const ModelContext& ctx, const std::string& name,
                          std::int64_t in_features, std::int64_t out_features, bool with_bias)
-    : weight(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.activation_dtype,
+    : weight(create_parameter(*ctx.backend, ctx.master_dtype(), ctx.product_dtype,
                               name + ".weight", {out_features, in_features},
                               {out_features, in_features}, TorchLayout::same)),
       bias(with_bias ? create_parameter(*ctx.backend, ctx.master_dtype(), ctx.master_dtype(),
@@ -26,25 +26,28 @@ Tensor TokenLinear::forward(const Tensor& x, ForwardMode mode) {
             dtype_name(ctx_.activation_dtype));
   Backend& be = *ctx_.backend;
   Tensor y = ctx_.activation({x.dim(0), out_features_});
-  be.gemm(false, true, 1.0, x, compute_weight(), 0.0, y);
+  const Tensor operand = ctx_.operand(x);
+  be.gemm(false, true, 1.0, operand, compute_weight(), 0.0, y);
   if (with_bias_) be.add_row_vector(y, bias.value);
-  if (mode == ForwardMode::training) saved_input_ = x;
+  if (mode == ForwardMode::training) saved_input_ = operand;
   return y;
 }
 
 Tensor TokenLinear::backward(const Tensor& dy) {
   PFC_CHECK(saved_input_.defined(), "{}: backward without a training forward", weight.name);
   Backend& be = *ctx_.backend;
-  if (ctx_.uses_working_copies()) {
+  const Tensor dy_operand = ctx_.operand(dy);
+  // As Conv2d's: f16 products write f16, cast to the master gradient; bf16 ones write f32.
+  if (ctx_.activation_dtype != weight.grad.dtype()) {
     Tensor dw = be.empty(weight.value.shape(), ctx_.activation_dtype, MemoryPurpose::gradients);
-    be.gemm(true, false, 1.0, dy, saved_input_, 0.0, dw);
+    be.gemm(true, false, 1.0, dy_operand, saved_input_, 0.0, dw);
     be.cast(dw, weight.grad);
   } else {
-    be.gemm(true, false, 1.0, dy, saved_input_, 0.0, weight.grad);
+    be.gemm(true, false, 1.0, dy_operand, saved_input_, 0.0, weight.grad);
   }
   if (with_bias_) be.sum_rows(dy, bias.grad);
   Tensor dx = ctx_.activation({dy.dim(0), in_features_});
-  be.gemm(false, false, 1.0, dy, compute_weight(), 0.0, dx);
+  be.gemm(false, false, 1.0, dy_operand, compute_weight(), 0.0, dx);
   release();
   return dx;
 }

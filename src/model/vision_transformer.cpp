@@ -45,8 +45,8 @@ const VisionTransformerOptions& checked(const VisionTransformerOptions& o) {
 }  // namespace
 
 VisionTransformer::VisionTransformer(Backend& backend, const VisionTransformerOptions& options)
-    : ctx_(network_context(backend, options.activations, "vit")),
-      head_ctx_{&backend, ctx_.head_dtype()},
+    : ctx_(network_context(backend, options.precision, "vit")),
+      head_ctx_(ctx_.head()),
       options_(checked(options)),
       grid_(options.image_size / options.patch_size),
       pos_embed_(create_parameter(backend, ctx_.master_dtype(), ctx_.master_dtype(), "pos_embed",

@@ -23,6 +23,7 @@
 #include "model/batch_norm.h"
 #include "model/conv2d.h"
 #include "model/layer_norm.h"
+#include "model/model_context.h"
 #include "model/token_linear.h"
 #include "model/vit_block.h"
 #include "model/vit_random_draws.h"
@@ -40,7 +41,10 @@ struct VisionTransformerOptions {
   double mask_ratio = 0.1;  // > 0: training masks (always 10 %, as vit.py does)
   bool checkpoint = false;  // vit.py's using_checkpoint: blocks recompute in the backward
   std::int64_t embedding_size = 512;
-  DType activations = DType::f32;
+  // The activations' and products' types (model_context.h): f32; f16 for the CUDA backend's
+  // fp16 mode and bf16 products for the CPU's (f32 masters); f64 for an f64 run, where the
+  // masters, gradients, batch-norm statistics and running buffers are f64 too.
+  NetworkPrecision precision;
 };
 
 class VisionTransformer final : public Backbone {

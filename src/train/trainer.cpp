@@ -56,11 +56,11 @@ class TrainingRun {
       : cfg_(cfg),
         comm_(comm),
         backend_(backend),
-        backbone_(make_backbone(cfg, backend, backend.allocation_policy().activations(cfg.fp16))),
+        backbone_(make_backbone(cfg, backend, network_precision(cfg, backend))),
         model_(*backbone_),
         head_(backend, comm, head_options(cfg)),
         schedule_(cfg, comm.world_size()),
-        scaler_(cfg.fp16, cfg.batch_size),
+        scaler_(scales_loss(cfg, backend), cfg.batch_size),
         stepper_(backend, comm, model_, head_, scaler_,
                  {cfg.gradient_acc, cfg.clip_grad_norm, optimizer_settings(cfg),
                   static_cast<std::uint64_t>(cfg.seed)}),
@@ -92,6 +92,17 @@ class TrainingRun {
   double last_lr() const { return last_lr_; }
   const LrSchedule& schedule() const { return schedule_; }
   double loss_scale() const { return scaler_.scale(); }
+  bool scales_loss() const { return scaler_.enabled(); }
+  // "bf16 products in the backbone's convolutions and token Linears, f32 activations; f16
+  // classifier GEMMs; dynamic loss scale"
+  std::string describe_precision() const {
+    const NetworkPrecision p = network_precision(cfg_, backend_);
+    return fmt::format("{} products in the backbone's convolutions and token Linears, {} "
+                       "activations; {} classifier GEMMs; {}",
+                       dtype_name(p.products), dtype_name(p.activations),
+                       dtype_name(classifier_operands(cfg_)),
+                       scaler_.enabled() ? "dynamic loss scale" : "no loss scaling");
+  }
   // Whether the last step changed the backbone (false: fp16 overflow skipped it), and whether
   // the loss scale can go no lower.
   bool last_step_applied() const { return last_step_applied_; }
@@ -201,6 +212,21 @@ class TrainingRun {
   Backbone& model() { return model_; }
 
  private:
+  static NetworkPrecision network_precision(const Config& cfg, const Backend& backend) {
+    const AllocationPolicy& policy = backend.allocation_policy();
+    return {policy.activations(cfg.fp16), policy.products(cfg.fp16)};
+  }
+  static DType classifier_operands(const Config& cfg) {
+    // On both backends, so that a CPU run computes the classifier as the GPU does.
+    return cfg.fp16 && cfg.classifier_precision == "fp16" ? DType::f16 : DType::f32;
+  }
+  // The loss is scaled where some product takes f16 operands, whose range would lose small
+  // gradients: the backbone on cuda, the classifier with classifier_precision = "fp16". bf16
+  // has f32's range and needs none.
+  static bool scales_loss(const Config& cfg, const Backend& backend) {
+    return cfg.fp16 && (backend.allocation_policy().products(true) == DType::f16 ||
+                        classifier_operands(cfg) == DType::f16);
+  }
   static PartialFcOptions head_options(const Config& cfg) {
     PartialFcOptions o;
     o.num_classes = cfg.num_classes;
@@ -210,9 +236,7 @@ class TrainingRun {
     o.storage = parse_classifier_storage(cfg.classifier_storage);
     o.method = parse_pfc_method(cfg.method);
     o.seed = static_cast<std::uint64_t>(cfg.seed);
-    // On both backends, so that a CPU run computes the classifier as the GPU does.
-    o.gemm_operands =
-        cfg.fp16 && cfg.classifier_precision == "fp16" ? DType::f16 : DType::f32;
+    o.gemm_operands = classifier_operands(cfg);
     o.interclass_filtering_threshold = cfg.interclass_filtering_threshold;
     o.optimizer = optimizer_settings(cfg);
     o.classifier_update = parse_classifier_update(cfg.classifier_update);
@@ -354,9 +378,11 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
     } else if (!cfg.pretrained.empty()) {
       run->take_pretrained_backbone(leader);
     }
-    if (leader)
+    if (leader) {
+      if (cfg.fp16) spdlog::info("fp16: {}", run->describe_precision());
       spdlog::info("learning rate: {}; {}", run->schedule().base_lr_origin(),
                    run->schedule().describe());
+    }
   } catch (const OutOfMemoryError& e) {
     const auto& newest = start.candidates.newest_first;
     open_metrics(newest.empty() ? std::nullopt : std::optional(newest.front().step));
@@ -404,7 +430,7 @@ TrainerRun train(const Config& cfg, const RunStart& start, Comm& comm, Backend& 
         if (leader) {
           log_progress(progress_line(
               {speed, mean_loss, run->last_lr(), run->epoch(), run->step(),
-               cfg.fp16 ? std::optional<double>(run->loss_scale()) : std::nullopt,
+               run->scales_loss() ? std::optional<double>(run->loss_scale()) : std::nullopt,
                hours_left(seconds_since(run_start), run->step() - first_step,
                           run->last_step() - run->step())}));
           StepMetrics row;

@@ -16,14 +16,14 @@ IResNetOptions small(DType activations) {
   o.widths = {16, 16, 32, 32};
   o.image_size = 32;
   o.embedding_size = 24;
-  o.activations = activations;
+  o.precision = activations;
   return o;
 }
 
 std::unique_ptr<Backbone> network(Backend& backend, bool mbf, DType activations) {
   if (!mbf) return std::make_unique<IResNet>(backend, small(activations));
   MobileFaceNetOptions o;
-  o.activations = activations;
+  o.precision = activations;
   return std::make_unique<MobileFaceNet>(backend, o);
 }
 

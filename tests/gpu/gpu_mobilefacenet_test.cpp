@@ -20,7 +20,7 @@ TEST_P(GpuMobileFaceNet, TrainingPassMatchesCpu) {
   const DType activations = GetParam();
   const double tol = activations == DType::f16 ? 5e-2 : 1e-3;
   MobileFaceNetOptions gpu_options;
-  gpu_options.activations = activations;
+  gpu_options.precision = activations;
   MobileFaceNet on_gpu(gpu_backend(), gpu_options), on_cpu(cpu_backend(), {});
   on_gpu.initialize(11);
   on_cpu.initialize(11);

@@ -23,7 +23,7 @@ TEST_P(GpuVisionTransformer, TrainingPassMatchesCpu) {
   const DType activations = GetParam();
   const double tol = activations == DType::f16 ? 5e-2 : 1e-3;
   VisionTransformerOptions gpu_options;  // vit_t: masking and DropPath on
-  gpu_options.activations = activations;
+  gpu_options.precision = activations;
   VisionTransformer on_gpu(gpu_backend(), gpu_options), on_cpu(cpu_backend(), {});
   on_gpu.initialize(21);
   on_cpu.initialize(21);

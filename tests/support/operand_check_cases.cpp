@@ -34,6 +34,18 @@ void conv(Backend& b, DType dtype, const Shape& filter,
   b.conv2d_backward_filter(g, x, y, w);
 }
 
+// The three directions on `operands` (x, w, dy) writing `result` (y, dx, dw).
+void conv_products(Backend& b, DType operands, DType result) {
+  const Conv2dGeometry g = geometry(3, 4, 1);
+  Tensor x = t(b, g.input_shape(), operands), w = t(b, g.filter_shape(), operands),
+         dy = t(b, g.output_shape(), operands);
+  Tensor y = t(b, g.output_shape(), result), dx = t(b, g.input_shape(), result),
+         dw = t(b, g.filter_shape(), result);
+  b.conv2d_forward(g, x, w, y);
+  b.conv2d_backward_data(g, dy, w, dx);
+  b.conv2d_backward_filter(g, x, dy, dw);
+}
+
 void batchnorm(Backend& b, DType x_type, DType param_type, std::int64_t rows) {
   Tensor x = t(b, {rows, 5}, x_type), y = t(b, {rows, 5}, x_type);
   Tensor p[6];
@@ -157,6 +169,8 @@ std::vector<OperandCase> operand_check_cases() {
        [](Backend& b) {
          conv(b, DType::f64, {4, 3, 3, 3});
        }},
+      {"conv bf16 -> f32", [](Backend& b) { conv_products(b, DType::bf16, DType::f32); }},
+      {"conv bf16 -> bf16", [](Backend& b) { conv_products(b, DType::bf16, DType::bf16); }},
       {"conv with an OIHW filter",
        [](Backend& b) {
          conv(b, DType::f32, {4, 3, 3, 3 + 1});
@@ -219,6 +233,8 @@ std::vector<OperandCase> operand_check_cases() {
       {"gemm f32", [](Backend& b) { gemm(b, DType::f32, DType::f32, 4); }},
       {"gemm f16 -> f32", [](Backend& b) { gemm(b, DType::f16, DType::f32, 4); }},
       {"gemm f16 -> f16", [](Backend& b) { gemm(b, DType::f16, DType::f16, 4); }},
+      {"gemm bf16 -> f32", [](Backend& b) { gemm(b, DType::bf16, DType::f32, 4); }},
+      {"gemm bf16 -> bf16", [](Backend& b) { gemm(b, DType::bf16, DType::bf16, 4); }},
       {"gemm with inner dimensions that differ",
        [](Backend& b) { gemm(b, DType::f32, DType::f32, 3); }},
       {"add_row_vector of a short bias",

@@ -56,32 +56,38 @@ TEST(CpuGemm, EveryTransposeMatchesTripleLoop) {
   }
 }
 
-// f16 operands with an f32 result: each product is exact and only the f32 sum rounds, so
-// the result equals an f64 triple loop over the f16 values to f32 accuracy.
+// f16 operands (the fp16 classifier) and bf16 ones (the CPU's fp16 backbone) with an f32
+// result: each product is exact and only the f32 sum rounds, so the result equals an f64
+// triple loop over the 16-bit values to f32 accuracy.
 TEST(CpuGemm, HalfOperandsAccumulateInF32) {
   CpuBackend backend;
   const std::int64_t m = 6, n = 4, k = 300;
-  for (bool ta : {false, true}) {
-    for (bool tb : {false, true}) {
-      Tensor a = Tensor::host(ta ? Shape{k, m} : Shape{m, k}, DType::f16);
-      Tensor b = Tensor::host(tb ? Shape{n, k} : Shape{k, n}, DType::f16);
-      backend.cast(random_uniform(a.shape(), DType::f32, 4), a);
-      backend.cast(random_uniform(b.shape(), DType::f32, 5), b);
-      Tensor c = Tensor::host({m, n}, DType::f32);
-      backend.fill(c, 2.0);
-      const Tensor want = triple_loop(ta, tb, 0.25, a, b, 0.5, c);
-      backend.gemm(ta, tb, 0.25, a, b, 0.5, c);
-      test::expect_tensors_near(c, want, 1e-5, 1e-5, fmt::format("f16 ta={} tb={}", ta, tb));
+  for (DType half : {DType::f16, DType::bf16}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        Tensor a = Tensor::host(ta ? Shape{k, m} : Shape{m, k}, half);
+        Tensor b = Tensor::host(tb ? Shape{n, k} : Shape{k, n}, half);
+        backend.cast(random_uniform(a.shape(), DType::f32, 4), a);
+        backend.cast(random_uniform(b.shape(), DType::f32, 5), b);
+        Tensor c = Tensor::host({m, n}, DType::f32);
+        backend.fill(c, 2.0);
+        const Tensor want = triple_loop(ta, tb, 0.25, a, b, 0.5, c);
+        backend.gemm(ta, tb, 0.25, a, b, 0.5, c);
+        test::expect_tensors_near(
+            c, want, 1e-5, 1e-5, fmt::format("{} ta={} tb={}", dtype_name(half), ta, tb));
+      }
     }
   }
 }
 
 TEST(CpuGemm, HalfOperandsNeedAnF32Result) {
   CpuBackend backend;
-  const Tensor a = Tensor::host({2, 3}, DType::f16);
-  const Tensor b = Tensor::host({3, 2}, DType::f16);
-  Tensor c = Tensor::host({2, 2}, DType::f16);
-  EXPECT_THROW(backend.gemm(false, false, 1.0, a, b, 0.0, c), Error);
+  for (DType half : {DType::f16, DType::bf16}) {
+    const Tensor a = Tensor::host({2, 3}, half);
+    const Tensor b = Tensor::host({3, 2}, half);
+    Tensor c = Tensor::host({2, 2}, half);
+    EXPECT_THROW(backend.gemm(false, false, 1.0, a, b, 0.0, c), Error) << dtype_name(half);
+  }
 }
 
 TEST(CpuGemm, EmptyInnerDimensionScalesC) {

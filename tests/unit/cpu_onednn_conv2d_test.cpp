@@ -3,13 +3,15 @@
 // the sizes of iresnet's and MobileFaceNet's layers; that oneDNN really ran them, that its
 // workspace came from the backend's allocator as `workspace` (what a plan counts), and that a
 // second call of a cached shape computes the same bits; planes too large for oneDNN go to the
-// reference. Skipped in a build without oneDNN.
+// reference. bf16 operands (fp16 training), on oneDNN and on the reference backend, against the
+// exact products of the same bf16 values. Skipped in a build without oneDNN.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/onednn_fused_conv2d.h"
 #include "support/gradient_checker.h"
 
 namespace pfc {
@@ -19,26 +21,38 @@ using test::random_uniform;
 using test::to_f64;
 
 // One direction's output: forward (a = x, b = w), backward data (a = dy, b = w), backward
-// filter (a = x, b = dy), in a's element type.
+// filter (a = x, b = dy), in a's element type (f32 for bf16 operands).
 Tensor run(CpuBackend& backend, const Conv2dGeometry& g, cpu::ConvDirection d, const Tensor& a,
            const Tensor& b) {
+  const DType out = a.dtype() == DType::bf16 ? DType::f32 : a.dtype();
   switch (d) {
     case cpu::ConvDirection::forward: {
-      Tensor y = Tensor::host(g.output_shape(), a.dtype());
+      Tensor y = Tensor::host(g.output_shape(), out);
       backend.conv2d_forward(g, a, b, y);
       return y;
     }
     case cpu::ConvDirection::backward_data: {
-      Tensor dx = Tensor::host(g.input_shape(), a.dtype());
+      Tensor dx = Tensor::host(g.input_shape(), out);
       backend.conv2d_backward_data(g, a, b, dx);
       return dx;
     }
     case cpu::ConvDirection::backward_filter:
       break;
   }
-  Tensor dw = Tensor::host(g.filter_shape(), a.dtype());
+  Tensor dw = Tensor::host(g.filter_shape(), out);
   backend.conv2d_backward_filter(g, a, b, dw);
   return dw;
+}
+
+// x rounded to nearest even bf16, and those values exactly in f64.
+struct Bf16Operand {
+  Tensor bf16, exact;
+};
+Bf16Operand bf16_operand(CpuBackend& backend, const Tensor& x) {
+  Bf16Operand o{Tensor::host(x.shape(), DType::bf16), Tensor::host(x.shape(), DType::f64)};
+  backend.cast(x, o.bf16);
+  backend.cast(o.bf16, o.exact);
+  return o;
 }
 
 class OneDnnConv2d : public ::testing::TestWithParam<Conv2dGeometry> {
@@ -71,6 +85,32 @@ TEST_P(OneDnnConv2d, EqualsTheReferenceInValuesAndGradients) {
     // The cached primitive again: the same bits.
     const Tensor again = run(backend, g, d, a, b);
     EXPECT_EQ(std::memcmp(fast.raw(), again.raw(), fast.bytes()), 0) << name;
+  }
+}
+
+// bf16 operands: each product is exact in f32, so oneDNN's bf16 kernels (where the CPU has
+// them), and the reference backend's f32 arithmetic on the widened operands, differ from the
+// exact sums of the same products by f32 accumulation alone.
+TEST_P(OneDnnConv2d, Bf16OperandsGiveTheirExactProductsAccumulatedInF32) {
+  const Conv2dGeometry g = GetParam();
+  const Bf16Operand x = bf16_operand(backend, random_uniform(g.input_shape(), DType::f32, 21));
+  const Bf16Operand w =
+      bf16_operand(backend, random_uniform(g.filter_shape(), DType::f32, 22, -0.2, 0.2));
+  const Bf16Operand dy = bf16_operand(backend, random_uniform(g.output_shape(), DType::f32, 23));
+  CpuBackend reference(CpuConvolutions::reference);
+  for (cpu::ConvDirection d : {cpu::ConvDirection::forward, cpu::ConvDirection::backward_data,
+                               cpu::ConvDirection::backward_filter}) {
+    const char* name = cpu::conv_direction_name(d);
+    if (cpu::onednn_bf16_native())
+      EXPECT_TRUE(cpu::onednn_conv2d_workspace_bytes(g, d, DType::bf16).has_value())
+          << "oneDNN leaves bf16 " << name << " to the widened reference";
+    const Bf16Operand& a = d == cpu::ConvDirection::backward_data ? dy : x;
+    const Bf16Operand& b = d == cpu::ConvDirection::backward_filter ? dy : w;
+    const Tensor exact = run(backend, g, d, a.exact, b.exact);
+    const double tolerance = d == cpu::ConvDirection::backward_filter ? 1e-5 : 1e-6;
+    EXPECT_LT(test::relative_l2(run(backend, g, d, a.bf16, b.bf16), exact), tolerance) << name;
+    EXPECT_LT(test::relative_l2(run(reference, g, d, a.bf16, b.bf16), exact), tolerance)
+        << name << " on the reference";
   }
 }
 

@@ -37,13 +37,14 @@ TEST(MetaOperandChecks, AcceptAndRefuseAsTheCpuBackendDoes) {
 }
 
 TEST(MetaOperandChecks, PlanningCudaTakesTheCudaRules) {
-  // What the CUDA backend refuses of these (f64 compute, f64 parameters and masters, a cast
-  // from i32, a mask that is not u8, shapes that do not fit, a batched GEMM past its tensor,
-  // stored 16-bit centres beside the wrong moments or gradient) and accepts (f16 compute, f16
-  // GEMM output, mixed f16/f32 operands).
+  // What the CUDA backend refuses of these (f64 compute, bf16 products, f64 parameters and
+  // masters, a cast from i32, a mask that is not u8, shapes that do not fit, a batched GEMM
+  // past its tensor, stored 16-bit centres beside the wrong moments or gradient) and accepts
+  // (f16 compute, f16 GEMM output, mixed f16/f32 operands).
   const std::set<std::string> refused = {
       "copy of another length", "copy f32 -> f16", "cast i32 -> f32", "fill_normal f64",
-      "conv f64", "conv with an OIHW filter", "grouped conv with a dense filter",
+      "conv f64", "conv bf16 -> f32", "conv bf16 -> bf16", "gemm bf16 -> f32",
+      "gemm bf16 -> bf16", "conv with an OIHW filter", "grouped conv with a dense filter",
       "conv of groups that do not divide the channels", "batchnorm f32 x, f64 parameters",
       "batchnorm f64 x, f64 parameters", "batchnorm of one row", "prelu of a vector x",
       "scale f64", "add of two shapes", "gemm with inner dimensions that differ",

@@ -29,7 +29,7 @@ IResNetOptions tiny_options(DType activations) {
   o.widths = {4, 8, 8, 8};
   o.image_size = 16;
   o.embedding_size = 8;
-  o.activations = activations;
+  o.precision = activations;
   return o;
 }
 
@@ -88,7 +88,7 @@ void fill_gradients(IResNet& model, Backend& be, int step) {
 
 // The gradients of one step: from a backward pass where the backend runs the mode's layers.
 void compute_gradients(IResNet& model, Backend& be, int step) {
-  if (model.options().activations == DType::f16) {
+  if (model.options().precision.activations == DType::f16) {
     fill_gradients(model, be, step);
   } else {
     backward_once(model, be);

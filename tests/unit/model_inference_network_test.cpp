@@ -138,7 +138,7 @@ TEST(InferenceNetwork, AnF64NetworkStaysOnThePlainForwardAndRefusesBf16) {
   o.layers = {1, 1, 1, 1};
   o.widths = {16, 16, 32, 32};
   o.image_size = 32;
-  o.activations = DType::f64;
+  o.precision = DType::f64;
   IResNet model(backend, o);
   model.initialize(3);
   EXPECT_THROW(model.prepare_inference(InferencePrecision::bf16), Error);

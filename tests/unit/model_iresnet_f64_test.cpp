@@ -21,7 +21,7 @@ IResNetOptions tiny_f64() {
   o.widths = {4, 8, 8, 8};
   o.image_size = 32;
   o.embedding_size = 8;
-  o.activations = DType::f64;
+  o.precision = DType::f64;
   return o;
 }
 

@@ -90,7 +90,7 @@ TEST(MobileFaceNet, InitialisesAsArcfaceTorch) {
 TEST(MobileFaceNet, MasterAndHeadTypes) {
   CpuBackend backend;
   MobileFaceNetOptions options;
-  options.activations = DType::f64;
+  options.precision = DType::f64;
   MobileFaceNet model(backend, options);
   for (const Parameter* p : model.parameters()) {
     EXPECT_EQ(p->value.dtype(), DType::f64) << p->name;
@@ -99,7 +99,7 @@ TEST(MobileFaceNet, MasterAndHeadTypes) {
   }
   for (const Buffer* b : model.buffers()) EXPECT_EQ(b->value.dtype(), DType::f64) << b->name;
 
-  options.activations = DType::f16;
+  options.precision = DType::f16;
   MobileFaceNet mixed(backend, options);
   for (const Parameter* p : mixed.parameters()) {
     EXPECT_EQ(p->value.dtype(), DType::f32) << p->name;

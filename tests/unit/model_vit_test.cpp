@@ -30,7 +30,7 @@ VisionTransformerOptions tiny(bool checkpoint = false) {
   o.mask_ratio = 0.1;
   o.checkpoint = checkpoint;
   o.embedding_size = 4;
-  o.activations = DType::f64;
+  o.precision = DType::f64;
   return o;
 }
 

@@ -17,15 +17,19 @@ namespace pfc {
 
 // Host memory a CPU kernel takes outside the memory ledger, which a plan of a CPU run models
 // (backend/meta): a reference convolution's im2col chunk and, in the forward pass of f32
-// operands, their f64 copies; a GEMM of f16 operands, their f32 copies.
+// operands, their f64 copies; f16 or bf16 operands that are widened, their f32 copies.
 std::int64_t conv2d_host_scratch_bytes(const Conv2dGeometry& g, DType dtype,
                                        cpu::ConvDirection direction);
-std::int64_t gemm_host_scratch_bytes(const Tensor& a, const Tensor& b);
-// The `workspace` a convolution allocates from the backend's allocator for the time of the
-// call (oneDNN's scratchpad and reordered filter; 0 on the reference loops): in the ledger,
-// so a plan allocates the same.
+std::int64_t gemm_host_scratch_bytes(bool transpose_a, bool transpose_b, double alpha,
+                                     const Tensor& a, const Tensor& b, double beta,
+                                     const Tensor& c);
+// The `workspace` a convolution or a bf16 GEMM allocates from the backend's allocator for the
+// time of the call (oneDNN's scratchpad and reordered filter; 0 on the reference loops): in
+// the ledger, so a plan allocates the same.
 std::int64_t conv2d_workspace_bytes(const Conv2dGeometry& g, DType dtype,
                                     cpu::ConvDirection direction);
+std::int64_t gemm_workspace_bytes(bool transpose_a, bool transpose_b, double alpha,
+                                  const Tensor& a, const Tensor& b, double beta, const Tensor& c);
 
 // How a CpuBackend computes f32 convolutions: on oneDNN where pfc is built with it (fast; f32
 // accumulation, as PyTorch's CPU), or on the reference loops with the forward pass in f64 (the
@@ -145,13 +149,14 @@ class CpuBackend final : public Backend {
                                 const StochasticRounding& rounding) override;
 
  private:
-  void gemm_half_inputs(bool transpose_a, bool transpose_b, double alpha, const Tensor& a,
-                        const Tensor& b, double beta, Tensor& c);
-  // Runs the convolution on oneDNN with a workspace from allocator_ when oneDNN takes it (f32,
-  // a shape it has a kernel for); false when the reference loops must.
-  // `filter` is w of a forward or backward_data call (nullptr for backward_filter).
-  bool conv2d_on_onednn(const Conv2dGeometry& g, DType dtype, cpu::ConvDirection direction,
-                        const float* a, const float* b, float* out, const Tensor* filter);
+  // A host f32 copy of f16 or bf16 operands: exact, and so is the product of two of them in
+  // f32, so f32 arithmetic on the copies is that of f16 or bf16 products accumulated in f32.
+  Tensor widened(const Tensor& half);
+  // Runs the convolution on oneDNN with a workspace from allocator_ when oneDNN takes it (f32
+  // or bf16 operands a and b, a shape it has a kernel for); false when the reference loops
+  // must. `filter` is w of a forward or backward_data call (nullptr for backward_filter).
+  bool conv2d_on_onednn(const Conv2dGeometry& g, cpu::ConvDirection direction, const Tensor& a,
+                        const Tensor& b, Tensor& out, const Tensor* filter);
   // w in the layout of its oneDNN primitive, kept from an earlier call while w's values are
   // unchanged; nullptr unless keep_prepared_filters() was called and the primitive reorders.
   const void* prepared_filter(const Conv2dGeometry& g, cpu::ConvDirection direction,

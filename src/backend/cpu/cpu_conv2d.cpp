@@ -5,8 +5,10 @@
 // GEMM's [out/groups, K*K*Cg] operand and the group's A operand is the block read with the
 // whole row as leading dimension. Images are processed in chunks that bound the im2col buffer.
 // The forward pass of f32 tensors is computed in f64 (see in_f64). These loops are the f64 path
-// and the oracle; f32 convolutions run on oneDNN where it is built in and takes the shape
-// (onednn_conv2d.h), unless the backend was asked for the reference (CpuConvolutions).
+// and the oracle; f32 convolutions, and bf16 ones writing f32, run on oneDNN where it is built
+// in and takes the shape (onednn_conv2d.h), unless the backend was asked for the reference
+// (CpuConvolutions). bf16 operands oneDNN does not take are widened to f32 (exactly, and the
+// product of two bf16 values is exact in f32) and computed as f32 operands are.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -212,16 +214,23 @@ const char* cpu::conv_direction_name(ConvDirection direction) {
   return "conv2d";
 }
 
-bool CpuBackend::conv2d_on_onednn(const Conv2dGeometry& g, DType dtype,
-                                  cpu::ConvDirection direction, const float* a, const float* b,
-                                  float* out, const Tensor* filter) {
-  if (dtype != DType::f32 || convolutions_ != CpuConvolutions::onednn) return false;
-  const std::optional<std::int64_t> bytes = cpu::onednn_conv2d_workspace_bytes(g, direction);
+bool CpuBackend::conv2d_on_onednn(const Conv2dGeometry& g, cpu::ConvDirection direction,
+                                  const Tensor& a, const Tensor& b, Tensor& out,
+                                  const Tensor* filter) {
+  const DType operands = a.dtype();
+  if ((operands != DType::f32 && operands != DType::bf16) ||
+      convolutions_ != CpuConvolutions::onednn)
+    return false;
+  const std::optional<std::int64_t> bytes =
+      cpu::onednn_conv2d_workspace_bytes(g, direction, operands);
   if (!bytes) return false;
   Tensor workspace = Tensor::empty({*bytes}, DType::u8, allocator_, MemoryPurpose::workspace);
-  const void* prepared =
-      filter != nullptr ? prepared_filter(g, direction, *filter, workspace.raw()) : nullptr;
-  cpu::onednn_conv2d(g, direction, a, b, out, workspace.raw(), prepared);
+  // Only inference keeps prepared filters, and it convolves f32 operands here.
+  const void* prepared = filter != nullptr && operands == DType::f32
+                             ? prepared_filter(g, direction, *filter, workspace.raw())
+                             : nullptr;
+  cpu::onednn_conv2d(g, direction, operands, a.raw(), b.raw(), out.data<float>(),
+                     workspace.raw(), prepared);
   return true;
 }
 
@@ -252,10 +261,12 @@ const void* CpuBackend::kept_filter(const Tensor& w, int use,
 void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
                                 Tensor& y) {
   operand_check::conv2d_forward(rules_, g, x, w, y);
+  if (conv2d_on_onednn(g, cpu::ConvDirection::forward, x, w, y, &w)) return;
+  if (x.dtype() == DType::bf16) {
+    conv2d_forward(g, widened(x), widened(w), y);
+    return;
+  }
   if (x.dtype() == DType::f32) {
-    if (conv2d_on_onednn(g, x.dtype(), cpu::ConvDirection::forward, x.data<float>(),
-                         w.data<float>(), y.data<float>(), &w))
-      return;
     in_f64(x, w, y,
            [&](const double* xs, const double* ws, double* ys) { forward(g, xs, ws, ys); });
     return;
@@ -269,10 +280,11 @@ void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const Tensor& x, const 
 void CpuBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy, const Tensor& w,
                                       Tensor& dx) {
   operand_check::conv2d_backward_data(rules_, g, dy, w, dx);
-  if (dy.dtype() == DType::f32 &&
-      conv2d_on_onednn(g, dy.dtype(), cpu::ConvDirection::backward_data, dy.data<float>(),
-                       w.data<float>(), dx.data<float>(), &w))
+  if (conv2d_on_onednn(g, cpu::ConvDirection::backward_data, dy, w, dx, &w)) return;
+  if (dy.dtype() == DType::bf16) {
+    conv2d_backward_data(g, widened(dy), widened(w), dx);
     return;
+  }
   cpu::dispatch_float(dy.dtype(), "conv2d_backward_data", "dy", [&](auto tag) {
     using T = decltype(tag);
     backward_data(g, dy.data<T>(), w.data<T>(), dx.data<T>());
@@ -282,10 +294,11 @@ void CpuBackend::conv2d_backward_data(const Conv2dGeometry& g, const Tensor& dy,
 void CpuBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x, const Tensor& dy,
                                         Tensor& dw) {
   operand_check::conv2d_backward_filter(rules_, g, x, dy, dw);
-  if (x.dtype() == DType::f32 &&
-      conv2d_on_onednn(g, x.dtype(), cpu::ConvDirection::backward_filter, x.data<float>(),
-                       dy.data<float>(), dw.data<float>(), nullptr))
+  if (conv2d_on_onednn(g, cpu::ConvDirection::backward_filter, x, dy, dw, nullptr)) return;
+  if (x.dtype() == DType::bf16) {
+    conv2d_backward_filter(g, widened(x), widened(dy), dw);
     return;
+  }
   cpu::dispatch_float(x.dtype(), "conv2d_backward_filter", "x", [&](auto tag) {
     using T = decltype(tag);
     backward_filter(g, x.data<T>(), dy.data<T>(), dw.data<T>());
@@ -294,12 +307,27 @@ void CpuBackend::conv2d_backward_filter(const Conv2dGeometry& g, const Tensor& x
 
 std::int64_t conv2d_workspace_bytes(const Conv2dGeometry& g, DType dtype,
                                     cpu::ConvDirection direction) {
+  if (dtype == DType::bf16) {
+    if (const auto bytes = cpu::onednn_conv2d_workspace_bytes(g, direction, dtype)) return *bytes;
+    return conv2d_workspace_bytes(g, DType::f32, direction);
+  }
   if (dtype != DType::f32) return 0;
   return cpu::onednn_conv2d_workspace_bytes(g, direction).value_or(0);
 }
 
 std::int64_t conv2d_host_scratch_bytes(const Conv2dGeometry& g, DType dtype,
                                        cpu::ConvDirection direction) {
+  if (dtype == DType::bf16) {
+    if (cpu::onednn_conv2d_workspace_bytes(g, direction, dtype)) return 0;
+    // The two operands widened to f32, beside what the f32 convolution takes.
+    const Shape out = direction == cpu::ConvDirection::backward_data ? g.input_shape()
+                      : direction == cpu::ConvDirection::forward     ? g.output_shape()
+                                                                     : g.filter_shape();
+    const std::int64_t operands = shape_numel(g.input_shape()) + shape_numel(g.output_shape()) +
+                                  shape_numel(g.filter_shape()) - shape_numel(out);
+    return operands * static_cast<std::int64_t>(sizeof(float)) +
+           conv2d_host_scratch_bytes(g, DType::f32, direction);
+  }
   if (dtype == DType::f32 && cpu::onednn_conv2d_workspace_bytes(g, direction)) return 0;
   const ConvDims d(g);
   const std::int64_t columns = scratch_elements(d, d.images_per_chunk(g.batch));

@@ -1,19 +1,47 @@
-// CPU dense algebra: GEMM through OpenBLAS, bias addition and its gradient (column sums).
+// CPU dense algebra: GEMM through OpenBLAS (bf16 operands on oneDNN's matmul), bias addition
+// and its gradient (column sums).
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/cpu/onednn_bf16_gemm.h"
 #include "backend/operand_checks.h"
 #include "core/parallel_for.h"
 
 namespace pfc {
+namespace {
+
+// The shape of a bf16 product oneDNN computes, C = op(A) op(B) overwritten: what the token
+// Linears ask. Another alpha or beta, or a shape oneDNN leaves to its reference kernel,
+// is computed on the widened operands.
+std::optional<cpu::Bf16GemmShape> onednn_bf16_shape(bool transpose_a, bool transpose_b,
+                                                    double alpha, const Tensor& a,
+                                                    const Tensor& b, double beta,
+                                                    const Tensor& c) {
+  if (a.dtype() != DType::bf16 || alpha != 1.0 || beta != 0.0) return std::nullopt;
+  const cpu::Bf16GemmShape s{transpose_a, transpose_b, c.dim(0),  c.dim(1),
+                             transpose_a ? a.dim(0) : a.dim(1), a.dim(1), b.dim(1), c.dim(1)};
+  if (!cpu::onednn_bf16_gemm_workspace_bytes(s)) return std::nullopt;
+  return s;
+}
+
+}  // namespace
 
 void CpuBackend::gemm(bool transpose_a, bool transpose_b, double alpha, const Tensor& a,
                       const Tensor& b, double beta, Tensor& c) {
   const auto [m, n, k] = operand_check::gemm(rules_, transpose_a, transpose_b, a, b, c);
-  if (a.dtype() == DType::f16) {
-    gemm_half_inputs(transpose_a, transpose_b, alpha, a, b, beta, c);
+  if (const auto shape = onednn_bf16_shape(transpose_a, transpose_b, alpha, a, b, beta, c)) {
+    Tensor workspace = Tensor::empty({*cpu::onednn_bf16_gemm_workspace_bytes(*shape)}, DType::u8,
+                                     allocator_, MemoryPurpose::workspace);
+    cpu::onednn_bf16_gemm(*shape, a.raw(), b.raw(), c.data<float>(), workspace.raw());
+    return;
+  }
+  if (a.dtype() == DType::f16 || a.dtype() == DType::bf16) {
+    // The tensor-core contract (f16) and the CPU's bf16 products alike: an f32 GEMM of the
+    // widened operands is the same arithmetic.
+    gemm(transpose_a, transpose_b, alpha, widened(a), widened(b), beta, c);
     return;
   }
   if (m == 0 || n == 0) return;
@@ -24,21 +52,24 @@ void CpuBackend::gemm(bool transpose_a, bool transpose_b, double alpha, const Te
   });
 }
 
-void CpuBackend::gemm_half_inputs(bool transpose_a, bool transpose_b, double alpha,
-                                  const Tensor& a, const Tensor& b, double beta, Tensor& c) {
-  // f16 -> f32 is exact and so is the product of two f16 values in f32, so an f32 GEMM of
-  // the widened operands is the same arithmetic as a tensor core's f16 x f16 + f32.
-  auto widen = [this](const Tensor& half) {
-    Tensor wide = Tensor::host(half.shape(), DType::f32, half.purpose());
-    cast(half, wide);
-    return wide;
-  };
-  gemm(transpose_a, transpose_b, alpha, widen(a), widen(b), beta, c);
+Tensor CpuBackend::widened(const Tensor& half) {
+  Tensor wide = Tensor::host(half.shape(), DType::f32, half.purpose());
+  cast(half, wide);
+  return wide;
 }
 
-std::int64_t gemm_host_scratch_bytes(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != DType::f16) return 0;
+std::int64_t gemm_host_scratch_bytes(bool transpose_a, bool transpose_b, double alpha,
+                                     const Tensor& a, const Tensor& b, double beta,
+                                     const Tensor& c) {
+  if (a.dtype() != DType::f16 && a.dtype() != DType::bf16) return 0;
+  if (onednn_bf16_shape(transpose_a, transpose_b, alpha, a, b, beta, c)) return 0;
   return (a.numel() + b.numel()) * static_cast<std::int64_t>(sizeof(float));
+}
+
+std::int64_t gemm_workspace_bytes(bool transpose_a, bool transpose_b, double alpha,
+                                  const Tensor& a, const Tensor& b, double beta, const Tensor& c) {
+  const auto shape = onednn_bf16_shape(transpose_a, transpose_b, alpha, a, b, beta, c);
+  return shape ? *cpu::onednn_bf16_gemm_workspace_bytes(*shape) : 0;
 }
 
 void CpuBackend::add_row_vector(Tensor& x, const Tensor& bias) {

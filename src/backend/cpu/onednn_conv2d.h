@@ -1,8 +1,9 @@
 // The CPU backend's fast convolutions: oneDNN primitives on the NHWC activations and OHWI
-// filters of the Backend interface, f32 only (oneDNN has no f64; the reference loops of
-// cpu_conv2d.cpp stay the f64 path and the oracle). Each shape and direction is set up once
-// and cached, as the cuDNN plans are: the primitive, and the reorders between pfc's OHWI
-// filter and the layout oneDNN's kernel wants.
+// filters of the Backend interface, on f32 operands, or bf16 ones writing f32 (fp16 training);
+// oneDNN has no f64, and the reference loops of cpu_conv2d.cpp stay the f64 path and the
+// oracle. Each shape, direction and operand type is set up once and cached, as the cuDNN plans
+// are: the primitive, and the reorders between pfc's OHWI filter and the layout oneDNN's
+// kernel wants.
 //
 // Every byte oneDNN needs beside the operands comes from the caller as one workspace buffer
 // (oneDNN's user-managed scratchpad plus the reordered filter), which the backend allocates
@@ -35,18 +36,21 @@ bool onednn_built();
 // the reference.
 bool onednn_trusted_shape(const Conv2dGeometry& g);
 
-// The workspace bytes oneDNN needs to compute this f32 convolution, or nothing when it leaves
-// the shape to the reference loops (then warns once).
+// The workspace bytes oneDNN needs to compute this convolution on `operands` (f32, or bf16
+// with an f32 result), or nothing when it leaves the shape to the reference loops (then warns
+// once).
 std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry& g,
-                                                         ConvDirection direction);
+                                                         ConvDirection direction,
+                                                         DType operands = DType::f32);
 
-// Computes the convolution for which onednn_conv2d_workspace_bytes answered, on f32 NHWC / OHWI
+// Computes the convolution for which onednn_conv2d_workspace_bytes answered, on NHWC / OHWI
 // data: forward (a = x, b = w, out = y), backward_data (a = dy, b = w, out = dx),
-// backward_filter (a = x, b = dy, out = dw). `workspace` holds at least that many bytes,
-// aligned to 64. `prepared_filter`, when given for forward or backward_data, is w already in
-// the primitive's layout (onednn_prepare_filter), and b is not read.
-void onednn_conv2d(const Conv2dGeometry& g, ConvDirection direction, const float* a,
-                   const float* b, float* out, void* workspace,
+// backward_filter (a = x, b = dy, out = dw). a and b are of `operands` (f32 or bf16); out is
+// f32, the products accumulated in f32. `workspace` holds at least that many bytes, aligned
+// to 64. `prepared_filter` (f32 only), when given for forward or backward_data, is w already
+// in the primitive's layout (onednn_prepare_filter), and b is not read.
+void onednn_conv2d(const Conv2dGeometry& g, ConvDirection direction, DType operands,
+                   const void* a, const void* b, float* out, void* workspace,
                    const void* prepared_filter = nullptr);
 
 // The filter w of a forward or backward_data call in its primitive's own layout: its bytes (0

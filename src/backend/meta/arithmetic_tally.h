@@ -15,7 +15,8 @@ namespace pfc {
 
 struct Work {
   double calls = 0;
-  double tensor_flops = 0;  // f16 convolutions and GEMMs (tensor cores, f32 accumulation)
+  // f16 and bf16 convolutions and GEMMs (tensor cores, AVX512_BF16 or AMX; f32 accumulation)
+  double tensor_flops = 0;
   double other_flops = 0;   // everything else: f32 GEMMs and convolutions, elementwise, norms
   double bytes_read = 0;
   double bytes_written = 0;

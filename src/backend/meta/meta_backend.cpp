@@ -32,7 +32,8 @@ void MetaBackend::count(std::string_view primitive, double tensor_flops, double 
 
 void MetaBackend::count_products(std::string_view primitive, double flops, DType operands,
                                  double bytes_read, double bytes_written) {
-  const bool tensor_cores = operands == DType::f16;
+  // 16-bit operands, f32 accumulation: tensor cores, or the CPU's AVX512_BF16 and AMX.
+  const bool tensor_cores = operands == DType::f16 || operands == DType::bf16;
   count(primitive, tensor_cores ? flops : 0, tensor_cores ? 0 : flops, bytes_read, bytes_written);
 }
 

@@ -156,14 +156,15 @@ bool MetaBackend::all_finite(const Tensor& x) {
   return true;
 }
 
-void MetaBackend::gemm(bool transpose_a, bool transpose_b, double, const Tensor& a, const Tensor& b,
-                       double beta, Tensor& c) {
+void MetaBackend::gemm(bool transpose_a, bool transpose_b, double alpha, const Tensor& a,
+                       const Tensor& b, double beta, Tensor& c) {
   const auto [m, n, k] = operand_check::gemm(rules_, transpose_a, transpose_b, a, b, c);
   const double f = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   // c is read too when beta keeps a part of it.
   const double read = bytes({&a, &b}) + (beta != 0.0 ? bytes({&c}) : 0.0);
   count_products("gemm", f, a.dtype(), read, bytes({&c}));
-  note_host_scratch(gemm_host_scratch_bytes(a, b));
+  note_host_scratch(gemm_host_scratch_bytes(transpose_a, transpose_b, alpha, a, b, beta, c));
+  hold_workspace(gemm_workspace_bytes(transpose_a, transpose_b, alpha, a, b, beta, c));
 }
 
 void MetaBackend::add_row_vector(Tensor& x, const Tensor& bias) {

@@ -1,6 +1,7 @@
 // A build without oneDNN (PFC_ONEDNN=OFF, or none found): every convolution runs on the
 // reference loops of cpu_conv2d.cpp.
 #include "backend/cpu/cpu_runtime.h"
+#include "backend/cpu/onednn_bf16_gemm.h"
 #include "backend/cpu/onednn_conv2d.h"
 #include "backend/cpu/onednn_fused_conv2d.h"
 #include "backend/cpu/onednn_sgemm.h"
@@ -12,12 +13,13 @@ bool onednn_built() { return false; }
 
 bool onednn_trusted_shape(const Conv2dGeometry&) { return false; }
 
-std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry&, ConvDirection) {
+std::optional<std::int64_t> onednn_conv2d_workspace_bytes(const Conv2dGeometry&, ConvDirection,
+                                                         DType) {
   return std::nullopt;
 }
 
-void onednn_conv2d(const Conv2dGeometry&, ConvDirection direction, const float*, const float*,
-                   float*, void*, const void*) {
+void onednn_conv2d(const Conv2dGeometry&, ConvDirection direction, DType, const void*,
+                   const void*, float*, void*, const void*) {
   throw Error(fmt::format("{}: pfc was built without oneDNN", conv_direction_name(direction)));
 }
 
@@ -45,6 +47,14 @@ PreparedFilterLayout onednn_fused_prepared_filter_layout(const FusedConv&) { ret
 
 void onednn_fused_prepare_filter(const FusedConv&, const void*, void*, void*) {
   throw Error("conv2d_forward_fused: pfc was built without oneDNN");
+}
+
+std::optional<std::int64_t> onednn_bf16_gemm_workspace_bytes(const Bf16GemmShape&) {
+  return std::nullopt;
+}
+
+void onednn_bf16_gemm(const Bf16GemmShape&, const void*, const void*, float*, void*) {
+  throw Error("gemm: pfc was built without oneDNN");
 }
 
 bool onednn_sgemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*,
