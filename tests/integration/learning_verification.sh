@@ -21,6 +21,9 @@
 #  - `pfc export`: onnxruntime's embeddings of the .bin images equal `pfc embed`'s (cosine
 #    >= 0.99999 per image, mirror images too) and arcface_torch's protocol on them
 #    (learning/verification_accuracy.py) gives pfc verify's accuracy.
+#  - fp16 = true, which on the CPU multiplies the backbone's convolutions and token Linears in
+#    bf16 (where the CPU has bf16 instructions): the same training beside the f32 run, both
+#    learning curves printed, its final accuracy within BF16_TRAINING_BAND of f32's;
 #  - the class centres stored in 16 bits (classifier_storage = "f16", "bf16"; stochastic
 #    rounding) learn as the f32 ones do: the same run with each, its accuracy after STORAGE_STEPS
 #    steps (the first argument; 100 in CI, 200 in the slow variant, 0: not run) within the noise
@@ -57,10 +60,10 @@ steps=200 verbose=50 ranks=2 batch=32 ijb_ids=24
 # The bounds on the accuracy before and after training (below, from measurements).
 case $network in
   iresnet)
-    size=64 lr=1.6 before_max=0.65 after_min=0.72 gain_min=0.10
+    size=64 lr=1.6 before_max=0.65 after_min=0.72 gain_min=0.10 bf16_band=0.03
     net=(--set widths=[16,32,64,128]) ;;
   vit)
-    size=72 lr=0.001 before_max=0.70 after_min=0.68 gain_min=0.06
+    size=72 lr=0.001 before_max=0.70 after_min=0.68 gain_min=0.06 bf16_band=0.03
     net=(--set network=\"vit\" --set embed_dim=64 --set depth=4 --set num_heads=4
          --set mask_ratio=0.1 --set drop_path_rate=0.1 --set optimizer=\"adamw\"
          --set weight_decay=0.1) ;;
@@ -159,6 +162,40 @@ print(f"before {before:.5f} in [0.40, {before_max}]; after {after:.5f} >= {after
 sys.exit(0 if ok else 1)
 PY
   fail "accuracy before $before, after $after"
+
+# bf16 training: the same run with fp16 = true (bf16 products in the backbone, f32 activations,
+# masters and batch-norms; f16 classifier GEMMs under the loss scale), both curves side by side.
+# Measured (600 pairs, 200 steps): see bf16_band below.
+if grep -qE '^CPU backend: oneDNN .*(BF16|AMX)' <<<"$("$PFC" info)"; then
+  train trained_fp16 --set steps=$steps --set lr=$lr --set verbose=$verbose \
+    --set val_targets=[\"synth_py3\"] --set checkpoint_every=0 --set fp16=true
+  grep -F "fp16: " "$work/trained_fp16.log" | sed 's/.*info: /  /'
+  echo "bf16 training beside f32 (step: Accuracy-Flip, training loss; samples/s):"
+  printf '  %-6s %-28s %-28s\n' step f32 "fp16 = true (bf16)"
+  for step in $(seq $verbose $verbose $steps); do
+    row=""
+    for run in trained trained_fp16; do
+      acc=$(accuracy_of "$work/$run.log" synth_py3 $step)
+      line=$(grep -E "Global Step: $step( |\$)" "$work/$run.log")
+      loss=$(sed 's/.*Loss \([0-9.]*\) .*/\1/' <<<"$line")
+      speed=$(sed 's/.*Speed \([0-9.]*\) .*/\1/' <<<"$line")
+      row+=$(printf '%-29s' "${acc:-missing}, ${loss:-missing}; ${speed:-?}")
+    done
+    echo "  $(printf '%-6s' $step) $row"
+  done
+  bf16_after=$(accuracy_of "$work/trained_fp16.log" synth_py3 $steps)
+  python3 - "${bf16_after:-nan}" "$after" $bf16_band <<'PY' || fail "bf16 training: accuracy ${bf16_after:-missing}"
+import sys
+got, ref, band = map(float, sys.argv[1:])
+ok = abs(got - ref) <= band
+print(f"bf16 training: {got:.5f} against f32's {ref:.5f} (|difference| <= {band}): "
+      f"{'ok' if ok else 'FAIL'}")
+sys.exit(0 if ok else 1)
+PY
+  echo "bf16 training: $((SECONDS - start)) s"
+else
+  echo "bf16 training: this CPU has no bf16 instructions (pfc info); not compared"
+fi
 
 if ((storage_steps > 0)); then
   # The same training with the class centres and their momentum stored in 16 bits, for
