@@ -1,13 +1,16 @@
 """The peers of tests/bench/cpu_vs_peers.sh, timed on the same cores as pfc.
 
-  cpu_peers.py train NETWORK BATCH CLASSES STEPS WARMUP THREADS
+  cpu_peers.py train NETWORK BATCH CLASSES STEPS WARMUP THREADS [PRECISION]
       PyTorch trains arcface_torch's iresnet r18 or r50 (written below, as its iresnet.py defines
       it: NCHW module, run channels_last as PyTorch's CPU runs best) or vit_t (the ViT of the
       import test, tests/integration/import/arcface_nets.py, with vit.py's training forward:
       10 % of the tokens masked, DropPath at linspace(0, 0.1, depth)) with PartialFC at sample
-      rate 1 and the ArcFace margin, SGD momentum 0.9, weight decay 5e-4, fp32. Under torchrun-style
-      variables WORLD_SIZE/RANK/MASTER_ADDR/MASTER_PORT it runs DistributedDataParallel over
-      gloo, BATCH per rank (as pfc's batch_size). Prints "samples/s X" (all ranks together).
+      rate 1 and the ArcFace margin, SGD momentum 0.9, weight decay 5e-4, in fp32, or with
+      PRECISION bf16 the backbone's forward under torch.autocast("cpu", torch.bfloat16), as
+      arcface_torch autocasts its backbone with fp16 on (the classifier stays fp32). Under
+      torchrun-style variables WORLD_SIZE/RANK/MASTER_ADDR/MASTER_PORT it runs
+      DistributedDataParallel over gloo, BATCH per rank (as pfc's batch_size). Prints
+      "samples/s X" (all ranks together).
   cpu_peers.py embed MODEL.onnx BATCH IMAGES COPIES THREADS
       onnxruntime runs pfc's exported model on IMAGES random images (x COPIES: 2 for an image and
       its mirror image, as verification does), BATCH at a time, the last batch partial, timed
@@ -52,7 +55,7 @@ def training_vit(torch, nn):
     return TrainingViT(256, 12, 8, 512)
 
 
-def train(network, batch, classes, steps, warmup, threads):
+def train(network, batch, classes, steps, warmup, threads, precision="fp32"):
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
@@ -126,7 +129,9 @@ def train(network, batch, classes, steps, warmup, threads):
     s, m = 64.0, 0.5
 
     def step():
-        emb = model(images)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+            emb = model(images)
+        emb = emb.float()
         cos = F.linear(F.normalize(emb), F.normalize(centres)).clamp(-1, 1)
         with torch.no_grad():
             target = torch.cos(torch.acos(cos[torch.arange(batch), labels]) + m)
@@ -170,6 +175,6 @@ def embed(model, batch, images, copies, threads):
 if __name__ == "__main__":
     what, args = sys.argv[1], sys.argv[2:]
     if what == "train":
-        train(args[0], *map(int, args[1:]))
+        train(args[0], *map(int, args[1:6]), *args[6:])
     else:
         embed(args[0], *map(int, args[1:]))

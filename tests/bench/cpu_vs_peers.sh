@@ -2,7 +2,8 @@
 # pfc against its peers on the same CPU cores, interleaved in one run (a benchmark, not a test):
 #   training   pfc train vs PyTorch (cpu_peers.py: arcface_torch's iresnet, or vit_t with its
 #              masking and DropPath, as small torch modules; the same batch, 1000 classes, SGD),
-#              r18, r50 and vit_t at batch 8 and 32;
+#              r18, r50 and vit_t at batch 8 and 32, in fp32 and, where the CPU has bf16
+#              instructions, pfc's fp16 = true (bf16 products) and PyTorch's bf16 autocast;
 #   embedding  pfc embed (its fused inference network, in fp32 and, where the CPU has bf16
 #              instructions, with --precision bf16) vs onnxruntime fp32 running pfc's own
 #              exported model, r50 and vit_t at batch 1 and 64;
@@ -45,29 +46,29 @@ echo "cpu_vs_peers: $(nproc) CPUs, $("$pfc" info | grep 'CPU backend'), files in
 ranks_of() { [ "$1" = 2x1 ] && echo 2 || echo 1; }
 threads_of() { [ "$1" = 2x1 ] && echo 1 || echo 2; }
 
-pfc_train() {  # pfc_train NET BATCH LAYOUT: samples/s (steady state, all ranks)
-  local out=$work/train-$1-$2-$3-$RANDOM ranks threads
+pfc_train() {  # pfc_train NET BATCH LAYOUT FP16: samples/s (steady state, all ranks)
+  local out=$work/train-$1-$2-$3-$4-$RANDOM ranks threads
   ranks=$(ranks_of "$3") threads=$(threads_of "$3")
   network_args "$1"
   OMP_NUM_THREADS=$threads mpiexec -n "$ranks" --bind-to none "$pfc" train "$root/input/smoke.toml" \
     "${net_args[@]}" --set batch_size="$2" \
-    --set num_classes=$classes --set method=\"pfc\" --set sample_rate=1.0 --set fp16=false \
+    --set num_classes=$classes --set method=\"pfc\" --set sample_rate=1.0 --set fp16=$4 \
     --set steps=$((warmup + steps)) --set frequent=1 --set checkpoint_every=-1 \
     --set output=\""$out"\" >"$out.log" 2>&1 || { tail -5 "$out.log" >&2; echo 0; return; }
   /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r'); import numpy as np; \
 s=f['steps/samples_per_s'][:]; print(f'{np.median(s[$warmup:]):.3f}')" "$out/metrics.h5"
 }
 
-torch_train() {  # torch_train NET BATCH LAYOUT
+torch_train() {  # torch_train NET BATCH LAYOUT PRECISION (fp32, or bf16 autocast)
   local ranks threads
   ranks=$(ranks_of "$3") threads=$(threads_of "$3")
   if [ "$ranks" = 1 ]; then
-    "$python" "$here/cpu_peers.py" train "$1" "$2" $classes $steps $warmup "$threads"
+    "$python" "$here/cpu_peers.py" train "$1" "$2" $classes $steps $warmup "$threads" "$4"
   else
     local port=$((29500 + RANDOM % 1000)) pids=()
     for r in 0 1; do
       WORLD_SIZE=2 RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-        "$python" "$here/cpu_peers.py" train "$1" "$2" $classes $steps $warmup 1 &
+        "$python" "$here/cpu_peers.py" train "$1" "$2" $classes $steps $warmup 1 "$4" &
       pids+=($!)
     done
     wait "${pids[@]}"
@@ -128,11 +129,12 @@ ort_embed() {  # ort_embed NET BATCH COPIES LAYOUT IMAGES: images/s, the images 
 }
 
 best() { printf '%s\n' "$@" | sort -g | tail -1; }
-declare -A ours theirs bf16
-record() {  # record CASE OURS THEIRS [OURS_BF16]
+declare -A ours theirs bf16 theirs_bf16
+record() {  # record CASE OURS THEIRS [OURS_BF16 [THEIRS_BF16]]
   ours[$1]=$(best ${ours[$1]:-} "$2")
   theirs[$1]=$(best ${theirs[$1]:-} "$3")
   [ -z "${4:-}" ] || bf16[$1]=$(best ${bf16[$1]:-} "$4")
+  [ -z "${5:-}" ] || theirs_bf16[$1]=$(best ${theirs_bf16[$1]:-} "$5")
 }
 # pfc's bf16 rows where the CPU has bf16 instructions (pfc info: oneDNN's instruction set).
 has_bf16=false
@@ -156,8 +158,12 @@ for ((round = 1; round <= repeats; round++)); do
     layout=${name##* } arg=${name% *} arg=${arg##* }
     case $what in
       train)
-        a=$(pfc_train "$net" "$arg" "$layout")
-        b=$(torch_train "$net" "$arg" "$layout")
+        a=$(pfc_train "$net" "$arg" "$layout" false)
+        b=$(torch_train "$net" "$arg" "$layout" fp32)
+        if $has_bf16; then
+          c=$(pfc_train "$net" "$arg" "$layout" true)
+          d=$(torch_train "$net" "$arg" "$layout" bf16)
+        fi
         ;;
       embed)
         prepare_model "$net"
@@ -172,18 +178,28 @@ for ((round = 1; round <= repeats; round++)); do
         ! $has_bf16 || c=$(pfc_verify "$net" "$layout" bf16)
         ;;
     esac
-    record "$name" "$a" "$b" "${c:-}"
-    echo "round $round: $name: pfc $a${c:+ (bf16 $c)}, peer $b" >&2
-    c=""
+    record "$name" "$a" "$b" "${c:-}" "${d:-}"
+    echo "round $round: $name: pfc $a${c:+ (bf16 $c)}, peer $b${d:+ (bf16 $d)}" >&2
+    c="" d=""
   done
 done
 
-[[ "${!ours[*]}" == *train* ]] &&
-  printf '\n| case (ranks x threads) | pfc | peer | pfc / peer |\n|---|---|---|---|\n'
+# "12.34", or "-" where a precision did not run; and a / b as "1.23x".
+value() { awk -v v="${1:-}" 'BEGIN {print (v == "" ? "-" : sprintf("%.2f", v))}'; }
+ratio() {
+  awk -v a="${1:-}" -v b="${2:-}" \
+    'BEGIN {print (a == "" || b == "" || b <= 0 ? "-" : sprintf("%.2fx", a / b))}'
+}
+if [[ "${!ours[*]}" == *train* ]]; then
+  printf '\n| case (ranks x threads), samples/s | pfc fp32 | pfc bf16 | PyTorch fp32 |'
+  printf ' PyTorch bf16 | pfc fp32 / PyTorch fp32 | pfc bf16 / PyTorch fp32 |'
+  printf ' pfc bf16 / PyTorch bf16 |\n|---|---|---|---|---|---|---|---|\n'
+fi
 for name in "${order[@]}"; do
   [ -n "${ours[$name]:-}" ] && [[ $name == train* ]] || continue
-  awk -v n="$name" -v a="${ours[$name]}" -v b="${theirs[$name]}" \
-    'BEGIN {printf "| %s | %.2f samples/s | %.2f (PyTorch) | %.2fx |\n", n, a, b, (b > 0 ? a / b : 0)}'
+  a=${ours[$name]} b=${theirs[$name]} c=${bf16[$name]:-} d=${theirs_bf16[$name]:-}
+  echo "| $name | $(value "$a") | $(value "$c") | $(value "$b") | $(value "$d") |" \
+    "$(ratio "$a" "$b") | $(ratio "$c" "$b") | $(ratio "$c" "$d") |"
 done
 [[ "${!ours[*]}" =~ embed|verify ]] || exit 0
 printf '\n| case (ranks x threads), images/s | pfc fp32 (fused) | pfc bf16 | onnxruntime fp32 |'

@@ -3,9 +3,9 @@
 # that decides what the run computes and changed since the checkpoint (gradient_acc,
 # sample_rate, interclass_filtering_threshold, method: the classifier is saved as one
 # [classes, embedding] matrix whatever the method, so the state carries over), with both values,
-# and none of those that only say how the run is carried out (steps, frequent). A change the
-# state cannot follow (another embedding size) is refused, exit 2, naming the key, the run's
-# folder untouched.
+# and none of those that only say how the run is carried out (steps, frequent); fp16 changes
+# both ways, as the checkpoint's masters are f32 either way. A change the state cannot follow
+# (another embedding size) is refused, exit 2, naming the key, the run's folder untouched.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/run_support.sh"
 train() { mpiexec -n 2 "$PFC" train input/smoke.toml "$@"; }
@@ -36,6 +36,14 @@ expect_exit 0 same "resumed from $run/ckpt/step_0000008 at step 8" -- \
   train --set output=\""$run"\" --set resume=true --set steps=9 "${changes[@]:0:6}" \
   --set method=\"dp\"
 grep -q "differs from the one checkpoint" "$work/same.log" && fail "a notice with no key changed"
+# Another precision, both ways: the checkpoint holds f32 masters whatever fp16 was (on the CPU,
+# fp16 = true multiplies the backbone's convolutions in bf16).
+expect_exit 0 to_fp16 "fp16 = true (was false)" \
+  "resumed from $run/ckpt/step_0000009 at step 9" -- train --set output=\""$run"\" \
+  --set resume=true --set steps=10 "${changes[@]:0:6}" --set method=\"dp\" --set fp16=true
+expect_exit 0 from_fp16 "fp16 = false (was true)" \
+  "resumed from $run/ckpt/step_0000010 at step 10" -- train --set output=\""$run"\" \
+  --set resume=true --set steps=11 "${changes[@]:0:6}" --set method=\"dp\" --set fp16=false
 
 before=$(inspect digest "$run")
 expect_exit 2 embedding \

@@ -1,5 +1,6 @@
-// CpuBackend data movement: copy, fill of every dtype, and casts (f32 -> f16 -> f32 rounds
-// to nearest even like the device's __half; f32 <-> f64).
+// CpuBackend data movement: copy, fill of every dtype, and casts (f32 -> f16 -> f32 and
+// f32 -> bf16 -> f32 round to nearest even like the device's __half and __nv_bfloat16;
+// f32 <-> f64).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <limits>
 
 #include "backend/cpu/cpu_backend.h"
+#include "core/bfloat16.h"
 #include "core/half.h"
 #include "support/gradient_checker.h"
 
@@ -66,6 +68,33 @@ TEST(CpuTensorOps, CastF32ToF16RoundsToNearestEven) {
   EXPECT_EQ(back.data<float>()[1], 1.0f + std::ldexp(1.0f, -9));
   EXPECT_EQ(back.data<float>()[2], 0.0999755859375f);
   EXPECT_TRUE(std::isinf(back.data<float>()[5]));
+}
+
+// The casts of the CPU's bf16 training (every convolution's operands): f32's top 16 bits,
+// rounded to nearest even; back to f32 exactly.
+TEST(CpuTensorOps, CastF32ToBf16RoundsToNearestEven) {
+  CpuBackend backend;
+  const float cases[] = {1.0f + std::ldexp(1.0f, -8),      // tie: down to 1
+                         1.0f + 3 * std::ldexp(1.0f, -8),  // tie: up to 1 + 2^-6
+                         1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20),  // above: up
+                         -2.5f,
+                         std::numeric_limits<float>::max(),  // rounds past bf16's largest: inf
+                         1e-40f,         // subnormal
+                         -std::numeric_limits<float>::infinity(),
+                         std::numeric_limits<float>::quiet_NaN()};
+  const std::uint16_t expected[] = {0x3F80, 0x3F82, 0x3F81, 0xC020, 0x7F80, 0x0001, 0xFF80};
+  const std::int64_t n = std::size(cases);
+  Tensor f = Tensor::host({n}, DType::f32);
+  std::copy(std::begin(cases), std::end(cases), f.data<float>());
+  Tensor b = Tensor::host({n}, DType::bf16);
+  Tensor back = Tensor::host({n}, DType::f32);
+  backend.cast(f, b);
+  backend.cast(b, back);
+  for (std::int64_t i = 0; i + 1 < n; ++i) {
+    EXPECT_EQ(b.data<BFloat16>()[i].bits(), expected[i]) << cases[i];
+    EXPECT_EQ(back.data<float>()[i], b.data<BFloat16>()[i].to_float()) << cases[i];
+  }
+  EXPECT_TRUE(std::isnan(back.data<float>()[n - 1]));
 }
 
 TEST(CpuTensorOps, CastBetweenF32AndF64) {
