@@ -1,6 +1,6 @@
 pfc_script_test(integration.config_errors config_errors.sh LABELS integration)
 pfc_script_test(integration.inference_precision inference_precision.sh LABELS integration
-                TIMEOUT 60)
+                TIMEOUT 120)
 pfc_script_test(integration.data_pack data_pack.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.report_command report_command.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.report_plot report_plot.sh LABELS integration TIMEOUT 120)
@@ -52,7 +52,7 @@ pfc_script_test(integration.learning_verification_storage_200 learning_verificat
                 LABELS "integration;mpi;slow" TIMEOUT 1200 ARGS 200)
 pfc_script_test(integration.device_script device_script.sh LABELS integration TIMEOUT 180)
 pfc_script_test(integration.mpi_singleton mpi_singleton.sh LABELS integration TIMEOUT 120)
-pfc_script_test(integration.cuda_architectures cuda_architectures.sh LABELS integration TIMEOUT 60)
+pfc_script_test(integration.cuda_architectures cuda_architectures.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.cuda_configure cuda_configure.sh LABELS integration TIMEOUT 120)
 pfc_script_test(integration.plan_command plan_command.sh LABELS "integration;mpi" TIMEOUT 300)
 pfc_script_test(integration.plan_host_memory plan_host_memory.sh LABELS integration TIMEOUT 400)

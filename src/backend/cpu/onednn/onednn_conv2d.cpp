@@ -226,8 +226,17 @@ const std::optional<ConvPlan>& cached_plan(const Conv2dGeometry& g, ConvDirectio
     try {
       plan = make_plan(g, direction, bf16);
     } catch (const dnnl::error& e) {
-      spdlog::warn("{}: oneDNN refuses {} ({}); pfc's reference convolution runs it",
-                   conv_direction_name(direction), describe(g, bf16), e.what());
+      if (bf16) {
+        // A CPU below AVX-512 has no bf16 kernels at all: said once, not per shape.
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true))
+          spdlog::info("{}: oneDNN takes no bf16 convolution here ({}: {}); bf16 operands are "
+                       "widened to f32 (exactly) and run on the f32 convolutions",
+                       conv_direction_name(direction), describe(g, bf16), e.what());
+      } else {
+        spdlog::warn("{}: oneDNN refuses {} ({}); pfc's reference convolution runs it",
+                     conv_direction_name(direction), describe(g, bf16), e.what());
+      }
     }
   }
   return plans.emplace(key, std::move(plan)).first->second;
