@@ -52,22 +52,6 @@ void check_host(const Tensor& t, const char* operand) {
             t.describe());
 }
 
-// f32 -> bf16 and back: the CPU's bf16 training casts every convolution's operands each step,
-// so these take no f64 detour and no branch, and the loops vectorise (the same bits).
-void f32_to_bf16(const float* in, BFloat16* out, std::int64_t n) {
-  auto* bits = reinterpret_cast<std::uint16_t*>(out);
-  parallel_for(n, kElementGrain, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) bits[i] = bf16_bits_nearest(in[i]);
-  });
-}
-
-void bf16_to_f32(const BFloat16* in, float* out, std::int64_t n) {
-  const auto* bits = reinterpret_cast<const std::uint16_t*>(in);
-  parallel_for(n, kElementGrain, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) out[i] = bf16_bits_to_float(bits[i]);
-  });
-}
-
 }  // namespace
 
 void host_cast(const Tensor& src, Tensor& dst) {
@@ -75,10 +59,6 @@ void host_cast(const Tensor& src, Tensor& dst) {
   check_host(dst, "dst");
   PFC_CHECK(src.numel() == dst.numel(), "cast: src {} and dst {} differ in element count",
             src.describe(), dst.describe());
-  if (src.dtype() == DType::f32 && dst.dtype() == DType::bf16)
-    return f32_to_bf16(src.data<float>(), dst.data<BFloat16>(), src.numel());
-  if (src.dtype() == DType::bf16 && dst.dtype() == DType::f32)
-    return bf16_to_f32(src.data<BFloat16>(), dst.data<float>(), src.numel());
   dispatch_cast_type(src.dtype(), "src", [&](auto s) {
     using S = decltype(s);
     dispatch_cast_type(dst.dtype(), "dst", [&](auto d) {
