@@ -57,7 +57,7 @@ std::size_t HostBlockCache::cached_bytes() const {
 // The largest blocks go first: one eviction makes the most room, and small blocks are the
 // likelier to be asked for again.
 void HostBlockCache::evict_until_within_peak() {
-  while (!free_.empty() && cached_ + live_ > peak_) {
+  while (!free_.empty() && cached_ + live_ > peak_ + peak_ / kPeakSlackDivisor) {
     auto largest = std::prev(free_.end());
     std::free(largest->second);
     cached_ -= largest->first;
