@@ -19,8 +19,11 @@ source "$(dirname "$0")/local_slurm.sh"
 tmp=$slurm_dir
 
 fail() { echo "FAIL: $*"; exit 1; }
-steps=40
-settings=(--set steps=$steps --set frequent=2 --set checkpoint_every=20)
+# Long enough that the signal sent once step 10 is logged finds the run still training: the
+# smoke network takes a few milliseconds a step, and 40 steps could end before the signal came
+# (more epochs than the smoke config's 62 steps hold).
+steps=1000
+settings=(--set steps=$steps --set num_epoch=100 --set frequent=2 --set checkpoint_every=500)
 
 # The same run without a stop, outside Slurm: the state the requeued job must end in.
 mpiexec -n 2 "$pfc" train "$src/input/smoke.toml" "${settings[@]}" \
