@@ -26,9 +26,11 @@ Tensor IBasicBlock::forward(const Tensor& x, ForwardMode mode) {
       mode);
   // The outputs of bn1 and bn2 are not held for the backward: bn1 and bn2 keep their inputs
   // and statistics, from which one elementwise pass remakes them (two activations of the
-  // block's width fewer held from the forward to the backward).
+  // block's width fewer held from the forward to the backward). conv1 holding a bf16 copy of
+  // bn1's output instead (bf16 products beside f32 activations) keeps it: half the bytes, where
+  // remaking it would take a batch-norm pass and a cast.
   if (mode == ForwardMode::training) {
-    conv1_.drop_input();
+    if (!conv1_keeps_copy()) conv1_.drop_input();
     prelu_.drop_input();
   }
   const Tensor shortcut =
@@ -41,7 +43,7 @@ Tensor IBasicBlock::backward(const Tensor& dy) {
   Tensor d = conv2_.backward(bn3_.backward(dy));
   prelu_.restore_input(bn2_.recompute_output());
   d = bn2_.backward(prelu_.backward(d));
-  conv1_.restore_input(bn1_.recompute_output());
+  if (!conv1_keeps_copy()) conv1_.restore_input(bn1_.recompute_output());
   Tensor dx = bn1_.backward(conv1_.backward(d));
   if (downsample_conv_) {
     ctx_.backend->add(dx, downsample_conv_->backward(downsample_bn_->backward(dy)), dx);

@@ -26,6 +26,10 @@ class IBasicBlock {
   void collect(std::vector<Parameter*>& parameters, std::vector<Buffer*>& buffers);
 
  private:
+  // conv1 keeps its own copy of its input in the products' type (bf16 beside f32 activations)
+  // rather than bn1's output itself.
+  bool conv1_keeps_copy() const { return ctx_.product_dtype != ctx_.activation_dtype; }
+
   ModelContext ctx_;
   BatchNorm bn1_;
   Conv2d conv1_;
