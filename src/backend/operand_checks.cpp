@@ -133,8 +133,6 @@ void conv_geometry(const Conv2dGeometry& g, const char* op) {
             g.in_w);
 }
 
-// The three operands of a convolution: the activation read, the filter, the output written;
-// all of one computed type.
 // Whether `a` is a bf16 operand of a convolution or GEMM, which then writes f32; an error
 // naming the backend where it takes no bf16 products.
 bool bf16_operands(const OperandRules& r, const Tensor& a, const char* op, const char* name) {
@@ -145,6 +143,8 @@ bool bf16_operands(const OperandRules& r, const Tensor& a, const char* op, const
   return true;
 }
 
+// The three operands of a convolution: the activation read, the filter, the output written;
+// all of one computed type, or bf16 operands writing f32.
 void conv_operands(const OperandRules& r, const Conv2dGeometry& g, const char* op,
                    const Tensor& a, const char* a_name, const Shape& a_shape, const Tensor& w,
                    const char* w_name, const Shape& w_shape, const Tensor& out,

@@ -23,7 +23,7 @@
 #    (learning/verification_accuracy.py) gives pfc verify's accuracy.
 #  - fp16 = true, which on the CPU multiplies the backbone's convolutions and token Linears in
 #    bf16 (where the CPU has bf16 instructions): the same training beside the f32 run, both
-#    learning curves printed, its final accuracy within BF16_TRAINING_BAND of f32's;
+#    learning curves printed, its final accuracy within 3 points of f32's (bf16_band below);
 #  - the class centres stored in 16 bits (classifier_storage = "f16", "bf16"; stochastic
 #    rounding) learn as the f32 ones do: the same run with each, its accuracy after STORAGE_STEPS
 #    steps (the first argument; 100 in CI, 200 in the slow variant, 0: not run) within the noise
@@ -57,13 +57,17 @@ start=$SECONDS
 # of steps in CI (the verification images have the network's size, so nothing is resized).
 train_ids=200 per_id=20 test_ids=100 test_per_id=10 pairs=600
 steps=200 verbose=50 ranks=2 batch=32 ijb_ids=24
+# fp16 = true against f32 after $steps steps. Measured: the iresnet 0.79667 against 0.80333, the
+# small ViT 0.74000 against 0.75000. One accuracy on 600 pairs has a standard error of about
+# 0.02 and one pair is 0.0017, so the band is 0.03.
+bf16_band=0.03
 # The bounds on the accuracy before and after training (below, from measurements).
 case $network in
   iresnet)
-    size=64 lr=1.6 before_max=0.65 after_min=0.72 gain_min=0.10 bf16_band=0.03
+    size=64 lr=1.6 before_max=0.65 after_min=0.72 gain_min=0.10
     net=(--set widths=[16,32,64,128]) ;;
   vit)
-    size=72 lr=0.001 before_max=0.70 after_min=0.68 gain_min=0.06 bf16_band=0.03
+    size=72 lr=0.001 before_max=0.70 after_min=0.68 gain_min=0.06
     net=(--set network=\"vit\" --set embed_dim=64 --set depth=4 --set num_heads=4
          --set mask_ratio=0.1 --set drop_path_rate=0.1 --set optimizer=\"adamw\"
          --set weight_decay=0.1) ;;
@@ -164,8 +168,8 @@ PY
   fail "accuracy before $before, after $after"
 
 # bf16 training: the same run with fp16 = true (bf16 products in the backbone, f32 activations,
-# masters and batch-norms; f16 classifier GEMMs under the loss scale), both curves side by side.
-# Measured (600 pairs, 200 steps): see bf16_band below.
+# masters and batch-norms; f16 classifier GEMMs under the loss scale), both curves side by side,
+# the final accuracies within bf16_band (above).
 if grep -qE '^CPU backend: oneDNN .*(BF16|AMX)' <<<"$("$PFC" info)"; then
   train trained_fp16 --set steps=$steps --set lr=$lr --set verbose=$verbose \
     --set val_targets=[\"synth_py3\"] --set checkpoint_every=0 --set fp16=true
@@ -184,7 +188,7 @@ if grep -qE '^CPU backend: oneDNN .*(BF16|AMX)' <<<"$("$PFC" info)"; then
     echo "  $(printf '%-6s' $step) $row"
   done
   bf16_after=$(accuracy_of "$work/trained_fp16.log" synth_py3 $steps)
-  python3 - "${bf16_after:-nan}" "$after" $bf16_band <<'PY' || fail "bf16 training: accuracy ${bf16_after:-missing}"
+  python3 - "${bf16_after:-nan}" "$after" $bf16_band <<'PY' ||
 import sys
 got, ref, band = map(float, sys.argv[1:])
 ok = abs(got - ref) <= band
@@ -192,6 +196,7 @@ print(f"bf16 training: {got:.5f} against f32's {ref:.5f} (|difference| <= {band}
       f"{'ok' if ok else 'FAIL'}")
 sys.exit(0 if ok else 1)
 PY
+    fail "bf16 training: accuracy ${bf16_after:-missing}"
   echo "bf16 training: $((SECONDS - start)) s"
 else
   echo "bf16 training: this CPU has no bf16 instructions (pfc info); not compared"

@@ -13,18 +13,24 @@
 namespace pfc {
 namespace {
 
-// The shape of a bf16 product oneDNN computes, C = op(A) op(B) overwritten: what the token
-// Linears ask. Another alpha or beta, or a shape oneDNN leaves to its reference kernel,
-// is computed on the widened operands.
-std::optional<cpu::Bf16GemmShape> onednn_bf16_shape(bool transpose_a, bool transpose_b,
-                                                    double alpha, const Tensor& a,
-                                                    const Tensor& b, double beta,
-                                                    const Tensor& c) {
+// A bf16 product oneDNN computes, C = op(A) op(B) overwritten (what the token Linears ask),
+// and the workspace it takes.
+struct OneDnnBf16Gemm {
+  cpu::Bf16GemmShape shape;
+  std::int64_t workspace_bytes = 0;
+};
+
+// Another alpha or beta, or a shape oneDNN leaves to its reference kernel, is computed on the
+// widened operands.
+std::optional<OneDnnBf16Gemm> onednn_bf16_product(bool transpose_a, bool transpose_b,
+                                                  double alpha, const Tensor& a, const Tensor& b,
+                                                  double beta, const Tensor& c) {
   if (a.dtype() != DType::bf16 || alpha != 1.0 || beta != 0.0) return std::nullopt;
   const cpu::Bf16GemmShape s{transpose_a, transpose_b, c.dim(0),  c.dim(1),
                              transpose_a ? a.dim(0) : a.dim(1), a.dim(1), b.dim(1), c.dim(1)};
-  if (!cpu::onednn_bf16_gemm_workspace_bytes(s)) return std::nullopt;
-  return s;
+  const std::optional<std::int64_t> bytes = cpu::onednn_bf16_gemm_workspace_bytes(s);
+  if (!bytes) return std::nullopt;
+  return OneDnnBf16Gemm{s, *bytes};
 }
 
 }  // namespace
@@ -32,10 +38,10 @@ std::optional<cpu::Bf16GemmShape> onednn_bf16_shape(bool transpose_a, bool trans
 void CpuBackend::gemm(bool transpose_a, bool transpose_b, double alpha, const Tensor& a,
                       const Tensor& b, double beta, Tensor& c) {
   const auto [m, n, k] = operand_check::gemm(rules_, transpose_a, transpose_b, a, b, c);
-  if (const auto shape = onednn_bf16_shape(transpose_a, transpose_b, alpha, a, b, beta, c)) {
-    Tensor workspace = Tensor::empty({*cpu::onednn_bf16_gemm_workspace_bytes(*shape)}, DType::u8,
-                                     allocator_, MemoryPurpose::workspace);
-    cpu::onednn_bf16_gemm(*shape, a.raw(), b.raw(), c.data<float>(), workspace.raw());
+  if (const auto fast = onednn_bf16_product(transpose_a, transpose_b, alpha, a, b, beta, c)) {
+    Tensor workspace =
+        Tensor::empty({fast->workspace_bytes}, DType::u8, allocator_, MemoryPurpose::workspace);
+    cpu::onednn_bf16_gemm(fast->shape, a.raw(), b.raw(), c.data<float>(), workspace.raw());
     return;
   }
   if (a.dtype() == DType::f16 || a.dtype() == DType::bf16) {
@@ -62,14 +68,14 @@ std::int64_t gemm_host_scratch_bytes(bool transpose_a, bool transpose_b, double 
                                      const Tensor& a, const Tensor& b, double beta,
                                      const Tensor& c) {
   if (a.dtype() != DType::f16 && a.dtype() != DType::bf16) return 0;
-  if (onednn_bf16_shape(transpose_a, transpose_b, alpha, a, b, beta, c)) return 0;
+  if (onednn_bf16_product(transpose_a, transpose_b, alpha, a, b, beta, c)) return 0;
   return (a.numel() + b.numel()) * static_cast<std::int64_t>(sizeof(float));
 }
 
 std::int64_t gemm_workspace_bytes(bool transpose_a, bool transpose_b, double alpha,
                                   const Tensor& a, const Tensor& b, double beta, const Tensor& c) {
-  const auto shape = onednn_bf16_shape(transpose_a, transpose_b, alpha, a, b, beta, c);
-  return shape ? *cpu::onednn_bf16_gemm_workspace_bytes(*shape) : 0;
+  const auto fast = onednn_bf16_product(transpose_a, transpose_b, alpha, a, b, beta, c);
+  return fast ? fast->workspace_bytes : 0;
 }
 
 void CpuBackend::add_row_vector(Tensor& x, const Tensor& bias) {
