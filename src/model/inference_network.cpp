@@ -155,6 +155,14 @@ namespace {
 // a CPU's caches.
 constexpr std::int64_t kAttentionScoreBytes = std::int64_t{4} << 20;
 
+// The samples a batch goes through the network at a time. A pass's activations then stay in
+// the caches from one layer to the next (an r50 image's largest map is 3.2 MB in f32, vit_t's
+// 0.6 MB), where a whole batch's stream through memory at every layer, and the kernels run as
+// fast at a few samples as at many. Measured with pfc embed on 2 cores of a Zen 5 (32 MB L3),
+// 2 ranks x 1 thread, images/s at 1, 2, 4, 8, 16 and 64 samples a pass: r50 f32 36.5, -,
+// 40.6, 41.1, 40.2, 32.8; vit_t f32 124.8, 131.2, 143.4, 130.7, 126.5, 125.4.
+constexpr std::int64_t kSamplesPerPass = 4;
+
 // The values a recorded node reads, before flatten aliases are resolved.
 std::vector<std::int64_t> operands(const Node& n) {
   if (n.op == Op::add) return {n.a, n.b};
@@ -465,10 +473,23 @@ std::int64_t InferenceNetwork::standalone_steps() const {
 }
 
 Tensor InferenceNetwork::forward(const Tensor& images) {
-  Backend& be = backend_;
   PFC_CHECK(images.rank() == 4 && images.dtype() == DType::f32,
             "inference network: images {} {}, expected [n, s, s, 3] f32", images.describe(),
             dtype_name(images.dtype()));
+  const std::int64_t n = images.dim(0);
+  if (n <= kSamplesPerPass) return forward_pass(images);
+  Tensor embeddings =
+      backend_.empty({n, embedding_size_}, DType::f32, MemoryPurpose::activations);
+  for (std::int64_t first = 0; first < n; first += kSamplesPerPass) {
+    const std::int64_t last = std::min(n, first + kSamplesPerPass);
+    Tensor part = embeddings.rows(first, last);
+    backend_.copy(forward_pass(images.rows(first, last)), part);
+  }
+  return embeddings;
+}
+
+Tensor InferenceNetwork::forward_pass(const Tensor& images) {
+  Backend& be = backend_;
   const std::int64_t n = images.dim(0);
   std::vector<Tensor> values(values_);
   values[input_] = images;

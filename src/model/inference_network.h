@@ -11,7 +11,8 @@
 //  - what is left (a batch-norm before a convolution, whose padding makes folding inexact,
 //    any PReLU, ReLU6, sum or batch-norm that does not follow one, and the transformers'
 //    LayerNorm, attention and position embedding) runs as its own primitive.
-// The folding is done in f64 from the f32 parameters, then rounded once. In bf16 precision
+// A batch runs through it a few samples at a time, so that each pass's activations stay in the
+// CPU's caches. The folding is done in f64 from the f32 parameters, then rounded once. In bf16 precision
 // the folded filters are rounded to bf16; biases, slopes and everything between the
 // convolutions stay f32. The parameters must not change while it is in use
 // (Backbone::prepare_inference); the plain forward stays the reference it is tested against.
@@ -32,7 +33,8 @@ class InferenceNetwork {
   InferenceNetwork(const Backbone& backbone, InferencePrecision precision);
   ~InferenceNetwork();
 
-  // images [n, s, s, 3] f32 -> embeddings [n, embedding_size] f32 (Backbone::forward's).
+  // images [n, s, s, 3] f32 -> embeddings [n, embedding_size] f32 (Backbone::forward's), a few
+  // samples at a time.
   Tensor forward(const Tensor& images);
 
   // What the rewriting left, for tests and logs: fused convolutions, and the primitives
@@ -42,6 +44,9 @@ class InferenceNetwork {
 
  private:
   struct Step;
+  // forward's work on the samples of one pass.
+  Tensor forward_pass(const Tensor& images);
+
   Backend& backend_;
   std::vector<Step> steps_;
   std::int64_t values_ = 0;      // value ids are below this
