@@ -38,18 +38,14 @@ void forward_row(std::int64_t width, const float* x, float* y) {
   float max = -std::numeric_limits<float>::infinity();
   for (; c < width; ++c) max = max < x[c] ? x[c] : max;
   for (const float v : lanes) max = max < v ? v : max;
+  for (c = 0; c < width; ++c) y[c] = cpu::exp_nonpositive(x[c] - max);
+  // Summed in a loop of its own: GCC keeps the partial sums in a register there, where beside
+  // the exponentials it stores them every iteration (15 % of the row's time).
   float sums[16] = {};
   for (c = 0; c + 16 <= width; c += 16)
-    for (int l = 0; l < 16; ++l) {
-      const float e = cpu::exp_nonpositive(x[c + l] - max);
-      y[c + l] = e;
-      sums[l] += e;
-    }
+    for (int l = 0; l < 16; ++l) sums[l] += y[c + l];
   float sum = 0.0f;
-  for (; c < width; ++c) {
-    y[c] = cpu::exp_nonpositive(x[c] - max);
-    sum += y[c];
-  }
+  for (; c < width; ++c) sum += y[c];
   for (const float s : sums) sum += s;
   const float inverse = 1.0f / sum;
   for (c = 0; c < width; ++c) y[c] *= inverse;
