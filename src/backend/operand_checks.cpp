@@ -522,9 +522,17 @@ void row_values(const OperandRules& r, const Tensor& t, std::int64_t rows, DType
 GemmDims batched_gemm(const OperandRules& r, const BatchedGemmGeometry& g, const Tensor& a,
                       const Tensor& b, const Tensor& c) {
   const char* op = "batched_gemm";
-  computable(r, a, op, "a");
-  like_type(r, b, a, op, "b");
-  like_type(r, c, a, op, "c");
+  if (bf16_operands(r, a, op, "a")) {
+    // bf16 products accumulated in f32, as gemm's.
+    placed(r, b, op, "b");
+    placed(r, c, op, "c");
+    check_dtype(b, DType::bf16, op, "b");
+    check_dtype(c, DType::f32, op, "c (with bf16 a and b)");
+  } else {
+    computable(r, a, op, "a");
+    like_type(r, b, a, op, "b");
+    like_type(r, c, a, op, "c");
+  }
   PFC_CHECK(g.outer >= 1 && g.inner >= 1 && g.m >= 0 && g.n >= 0 && g.k >= 0,
             "batched_gemm: bad geometry: {} x {} matrices of m {} n {} k {}", g.outer, g.inner,
             g.m, g.n, g.k);

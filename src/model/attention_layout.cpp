@@ -43,9 +43,15 @@ void attention_forward(Backend& backend, const AttentionLayout& l, const Tensor&
                                   l.qkv_part(1), l.scores_part()),
                        l.scale(), qkv, qkv, 0.0, scores);
   backend.softmax_rows_forward(scores, scores);
-  backend.batched_gemm(l.geometry(l.tokens, l.head_dim(), l.tokens, false, false,
-                                  l.scores_part(), l.qkv_part(2), l.token_part()),
-                       1.0, scores, qkv, 0.0, out);
+  const BatchedGemmGeometry times_v = l.geometry(l.tokens, l.head_dim(), l.tokens, false, false,
+                                                 l.scores_part(), l.qkv_part(2), l.token_part());
+  if (qkv.dtype() == scores.dtype()) {
+    backend.batched_gemm(times_v, 1.0, scores, qkv, 0.0, out);
+    return;
+  }
+  Tensor operand = backend.empty(scores.shape(), qkv.dtype(), MemoryPurpose::activations);
+  backend.cast(scores, operand);
+  backend.batched_gemm(times_v, 1.0, operand, qkv, 0.0, out);
 }
 
 }  // namespace pfc

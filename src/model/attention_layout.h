@@ -30,7 +30,9 @@ struct AttentionLayout {
 };
 
 // scores := softmax(q kᵀ / sqrt(head_dim)) and out := scores v, per (sample, head); qkv, scores
-// [samples * heads * tokens, tokens] and out [samples * tokens, width] of one type.
+// [samples * heads * tokens, tokens] and out [samples * tokens, width] of one type, or qkv
+// bf16 beside f32 scores and out (bf16 products: the scores are rounded to bf16 for the
+// second product, as the first product's operands are).
 void attention_forward(Backend& backend, const AttentionLayout& layout, const Tensor& qkv,
                        Tensor& scores, Tensor& out);
 

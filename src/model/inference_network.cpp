@@ -419,13 +419,13 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
     be.cast(f32, rounded);
     return rounded;
   };
-  const DType filters = precision == InferencePrecision::bf16 ? DType::bf16 : DType::f32;
+  products_ = precision == InferencePrecision::bf16 ? DType::bf16 : DType::f32;
   for (Step& s : steps_) {
     switch (s.kind) {
       case Step::Kind::convolution: {
         const std::int64_t per_output = static_cast<std::int64_t>(s.w.size()) / s.out_channels;
         s.weight = upload(s.w, {s.out_channels, s.kernel, s.kernel, per_output / (s.kernel * s.kernel)},
-                          filters);
+                          products_);
         s.bias = upload(s.b, {s.out_channels}, DType::f32);
         s.prelu_slope = upload(s.slope, {s.out_channels}, DType::f32);
         break;
@@ -586,7 +586,13 @@ Tensor InferenceNetwork::forward_pass(const Tensor& images) {
                                  MemoryPurpose::activations);
         y = be.empty({x.dim(0), x.dim(1), x.dim(2), l.width}, DType::f32,
                      MemoryPurpose::activations);
-        const Tensor qkv = x.reshape({n * l.tokens, c});
+        // In bf16, both products take bf16 operands, as the convolutions do.
+        Tensor qkv = x.reshape({n * l.tokens, c});
+        if (products_ != qkv.dtype()) {
+          Tensor rounded = be.empty(qkv.shape(), products_, MemoryPurpose::activations);
+          be.cast(qkv, rounded);
+          qkv = rounded;
+        }
         Tensor out = y.reshape({n * l.tokens, l.width});
         for (std::int64_t first = 0; first < n; first += chunk) {
           l.samples = std::min(chunk, n - first);

@@ -12,9 +12,9 @@
 //    any PReLU, ReLU6, sum or batch-norm that does not follow one, and the transformers'
 //    LayerNorm, attention and position embedding) runs as its own primitive.
 // A batch runs through it a few samples at a time, so that each pass's activations stay in the
-// CPU's caches. The folding is done in f64 from the f32 parameters, then rounded once. In bf16 precision
-// the folded filters are rounded to bf16; biases, slopes and everything between the
-// convolutions stay f32. The parameters must not change while it is in use
+// CPU's caches. The folding is done in f64 from the f32 parameters, then rounded once. In bf16
+// precision the folded filters are rounded to bf16, and attention's products take bf16 q, k, v
+// and scores; biases, slopes and everything between the convolutions stay f32. The parameters must not change while it is in use
 // (Backbone::prepare_inference); the plain forward stays the reference it is tested against.
 #pragma once
 
@@ -48,6 +48,8 @@ class InferenceNetwork {
   Tensor forward_pass(const Tensor& images);
 
   Backend& backend_;
+  // The operands of the convolutions and of attention's products: f32, or bf16.
+  DType products_ = DType::f32;
   std::vector<Step> steps_;
   std::int64_t values_ = 0;      // value ids are below this
   std::int64_t input_ = -1, output_ = -1;

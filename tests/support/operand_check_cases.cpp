@@ -69,8 +69,9 @@ void softmax(Backend& b, DType logits_type, DType row_type, std::int64_t global_
   b.softmax_grad(cos, sum, label, 64.0, global_batch, prob);
 }
 
-// q kᵀ of 2 samples x 3 heads of 7 tokens from qkv [2, 7, 36] into scores [c_rows, 7].
-void batched_scores(Backend& b, DType dtype, std::int64_t c_rows) {
+// q kᵀ of 2 samples x 3 heads of 7 tokens from qkv [2, 7, 36] into scores [c_rows, 7], of the
+// operands' type or another.
+void batched_scores(Backend& b, DType dtype, std::int64_t c_rows, DType scores_type) {
   BatchedGemmGeometry g;
   g.outer = 2;
   g.inner = 3;
@@ -80,7 +81,7 @@ void batched_scores(Backend& b, DType dtype, std::int64_t c_rows) {
   g.a = {0, 36, 7 * 36, 4};
   g.b = {12, 36, 7 * 36, 4};
   g.c = {0, 7, 3 * 49, 49};
-  Tensor qkv = t(b, {2, 7, 36}, dtype), scores = t(b, {c_rows, 7}, dtype);
+  Tensor qkv = t(b, {2, 7, 36}, dtype), scores = t(b, {c_rows, 7}, scores_type);
   b.batched_gemm(g, 0.5, qkv, qkv, 0.0, scores);
 }
 
@@ -419,13 +420,17 @@ std::vector<OperandCase> operand_check_cases() {
          b.interclass_filter_backward(grad, keep);
        }},
       {"batched gemm of attention scores",
-       [](Backend& b) { batched_scores(b, DType::f32, 42); }},
+       [](Backend& b) { batched_scores(b, DType::f32, 42, DType::f32); }},
       {"batched gemm of f16 attention scores",
-       [](Backend& b) { batched_scores(b, DType::f16, 42); }},
+       [](Backend& b) { batched_scores(b, DType::f16, 42, DType::f16); }},
       {"batched gemm of f64 attention scores",
-       [](Backend& b) { batched_scores(b, DType::f64, 42); }},
+       [](Backend& b) { batched_scores(b, DType::f64, 42, DType::f64); }},
+      {"batched gemm bf16 -> f32",
+       [](Backend& b) { batched_scores(b, DType::bf16, 42, DType::f32); }},
+      {"batched gemm bf16 -> bf16",
+       [](Backend& b) { batched_scores(b, DType::bf16, 42, DType::bf16); }},
       {"batched gemm whose last matrix is outside c",
-       [](Backend& b) { batched_scores(b, DType::f32, 41); }},
+       [](Backend& b) { batched_scores(b, DType::f32, 41, DType::f32); }},
       {"layernorm f32", [](Backend& b) { layernorm(b, DType::f32, DType::f32, DType::f32); }},
       {"layernorm f16 with f32 parameters",
        [](Backend& b) { layernorm(b, DType::f16, DType::f32, DType::f32); }},

@@ -55,7 +55,8 @@ TEST(MetaOperandChecks, PlanningCudaTakesTheCudaRules) {
       "inter-class filter with an f32 mask", "exact margin with a short factor",
       "sparse-gradient sgd of the wrong width",
       "inter-class filter backward of a mask of another shape",
-      "batched gemm of f64 attention scores", "batched gemm whose last matrix is outside c",
+      "batched gemm of f64 attention scores", "batched gemm bf16 -> f32",
+      "batched gemm bf16 -> bf16", "batched gemm whose last matrix is outside c",
       "layernorm f64", "layernorm f64 with f32 statistics",
       "scale samples with one factor too few",
       // Stored 16-bit class centres: refused alike on every backend.

@@ -2,12 +2,17 @@
 // OpenMP threads, each product on one. f32 through oneDNN's sgemm (OpenBLAS without oneDNN);
 // f64 on the plain loops below, accumulated in f64 in a fixed order: the oracle the f32 path
 // is tested against, and what an f64 run (the golden comparisons, the gradient checks)
-// computes with.
+// computes with. bf16 operands (bf16 inference) run as one oneDNN matmul over the whole batch
+// (onednn_bf16_gemm.h), or, where oneDNN has no fast kernel for it, as the f32 products of the
+// operands widened, which are exact.
 #include <algorithm>
+#include <cstddef>
+#include <optional>
 #include <type_traits>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/cpu/cpu_kernel_support.h"
+#include "backend/cpu/onednn_bf16_gemm.h"
 #include "backend/cpu/onednn_sgemm.h"
 #include "backend/operand_checks.h"
 #include "core/parallel_for.h"
@@ -51,12 +56,50 @@ std::int64_t matrix_offset(const MatrixBatchLayout& l, std::int64_t i, std::int6
   return l.offset + i * l.outer_stride + j * l.inner_stride;
 }
 
+// The batch as one oneDNN bf16 matmul; beta must be 0 (c overwritten).
+cpu::Bf16GemmShape bf16_shape(const BatchedGemmGeometry& g, double alpha) {
+  cpu::Bf16GemmShape s;
+  s.transpose_a = g.transpose_a;
+  s.transpose_b = g.transpose_b;
+  s.m = g.m;
+  s.n = g.n;
+  s.k = g.k;
+  s.lda = g.a.ld;
+  s.ldb = g.b.ld;
+  s.ldc = g.c.ld;
+  s.alpha = static_cast<float>(alpha);
+  s.outer = g.outer;
+  s.inner = g.inner;
+  s.a_outer_stride = g.a.outer_stride;
+  s.a_inner_stride = g.a.inner_stride;
+  s.b_outer_stride = g.b.outer_stride;
+  s.b_inner_stride = g.b.inner_stride;
+  s.c_outer_stride = g.c.outer_stride;
+  s.c_inner_stride = g.c.inner_stride;
+  return s;
+}
+
 }  // namespace
 
 void CpuBackend::batched_gemm(const BatchedGemmGeometry& g, double alpha, const Tensor& a,
                               const Tensor& b, double beta, Tensor& c) {
   operand_check::batched_gemm(rules_, g, a, b, c);
   if (g.m == 0 || g.n == 0) return;
+  if (a.dtype() == DType::bf16) {
+    const cpu::Bf16GemmShape s = bf16_shape(g, alpha);
+    const std::optional<std::int64_t> bytes =
+        beta == 0.0 && g.k > 0 ? cpu::onednn_bf16_gemm_workspace_bytes(s) : std::nullopt;
+    if (bytes) {
+      Tensor workspace = Tensor::empty({*bytes}, DType::u8, allocator_, MemoryPurpose::workspace);
+      const std::size_t bf16 = dtype_size(DType::bf16);
+      cpu::onednn_bf16_gemm(s, static_cast<const std::byte*>(a.raw()) + g.a.offset * bf16,
+                            static_cast<const std::byte*>(b.raw()) + g.b.offset * bf16,
+                            c.data<float>() + g.c.offset, workspace.raw());
+    } else {
+      batched_gemm(g, alpha, widened(a), widened(b), beta, c);
+    }
+    return;
+  }
   cpu::dispatch_float(a.dtype(), "batched_gemm", "a", [&](auto tag) {
     using T = decltype(tag);
     const T* pa = a.data<T>();

@@ -30,11 +30,12 @@ void MetaBackend::batched_gemm(const BatchedGemmGeometry& g, double, const Tenso
   const double m = static_cast<double>(g.m), n = static_cast<double>(g.n),
                k = static_cast<double>(g.k);
   const double element = static_cast<double>(dtype_size(a.dtype()));
+  const double out = static_cast<double>(dtype_size(c.dtype()));  // f32 with bf16 operands
   // The matrices of the batch, not the whole tensors they lie in (attention's q and k are
   // columns of one qkv tensor).
-  const double read = matrices * element * (m * k + k * n + (beta != 0.0 ? m * n : 0.0));
+  const double read = matrices * (element * (m * k + k * n) + (beta != 0.0 ? out * m * n : 0.0));
   count_products("batched_gemm", 2.0 * matrices * m * n * k, a.dtype(), read,
-                 matrices * element * m * n);
+                 matrices * out * m * n);
 }
 
 void MetaBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,

@@ -18,20 +18,27 @@ using dnnl::memory;
 using dt = memory::data_type;
 
 // [rows, cols] of `type`, row-major with leading dimension ld, or its transpose (the matrix
-// stored [cols, rows]).
-memory::desc matrix_desc(std::int64_t rows, std::int64_t cols, std::int64_t ld, bool transposed,
-                         dt type) {
-  return memory::desc({rows, cols}, type,
-                      transposed ? memory::dims{1, ld} : memory::dims{ld, 1});
+// stored [cols, rows]); for a batch, [outer, inner, rows, cols] with the matrices' strides.
+memory::desc matrix_desc(const Bf16GemmShape& s, std::int64_t rows, std::int64_t cols,
+                         std::int64_t ld, bool transposed, std::int64_t outer_stride,
+                         std::int64_t inner_stride, dt type) {
+  const memory::dims inside = transposed ? memory::dims{1, ld} : memory::dims{ld, 1};
+  if (!s.batched()) return memory::desc({rows, cols}, type, inside);
+  return memory::desc({s.outer, s.inner, rows, cols}, type,
+                      {outer_stride, inner_stride, inside[0], inside[1]});
 }
 
 memory::desc a_desc(const Bf16GemmShape& s) {
-  return matrix_desc(s.m, s.k, s.lda, s.transpose_a, dt::bf16);
+  return matrix_desc(s, s.m, s.k, s.lda, s.transpose_a, s.a_outer_stride, s.a_inner_stride,
+                     dt::bf16);
 }
 memory::desc b_desc(const Bf16GemmShape& s) {
-  return matrix_desc(s.k, s.n, s.ldb, s.transpose_b, dt::bf16);
+  return matrix_desc(s, s.k, s.n, s.ldb, s.transpose_b, s.b_outer_stride, s.b_inner_stride,
+                     dt::bf16);
 }
-memory::desc c_desc(const Bf16GemmShape& s) { return matrix_desc(s.m, s.n, s.ldc, false, dt::f32); }
+memory::desc c_desc(const Bf16GemmShape& s) {
+  return matrix_desc(s, s.m, s.n, s.ldc, false, s.c_outer_stride, s.c_inner_stride, dt::f32);
+}
 
 struct GemmPlan {
   dnnl::matmul matmul;
@@ -41,6 +48,7 @@ struct GemmPlan {
 std::optional<GemmPlan> make_plan(const Bf16GemmShape& s) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (s.alpha != 1.0f) attr.set_output_scales(0, {s.alpha});
   const dnnl::matmul::desc desc(a_desc(s), b_desc(s), c_desc(s));
   const dnnl::matmul::primitive_desc pd(desc, attr, onednn_engine());
   const std::string impl = pd.impl_info_str();
@@ -53,14 +61,21 @@ std::optional<GemmPlan> make_plan(const Bf16GemmShape& s) {
   return GemmPlan{dnnl::matmul(pd), static_cast<std::int64_t>(pd.scratchpad_desc().get_size())};
 }
 
-using PlanKey = std::tuple<bool, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                           std::int64_t, std::int64_t>;
+using PlanKey =
+    std::tuple<bool, bool, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+               std::int64_t, float, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+               std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
 
 const std::optional<GemmPlan>& cached_plan(const Bf16GemmShape& s) {
   static std::mutex mutex;
   static std::map<PlanKey, std::optional<GemmPlan>> plans;
   const std::lock_guard<std::mutex> lock(mutex);
-  const PlanKey key{s.transpose_a, s.transpose_b, s.m, s.n, s.k, s.lda, s.ldb, s.ldc};
+  const PlanKey key{s.transpose_a,    s.transpose_b,    s.m,
+                    s.n,              s.k,              s.lda,
+                    s.ldb,            s.ldc,            s.alpha,
+                    s.outer,          s.inner,          s.a_outer_stride,
+                    s.a_inner_stride, s.b_outer_stride, s.b_inner_stride,
+                    s.c_outer_stride, s.c_inner_stride};
   auto found = plans.find(key);
   if (found != plans.end()) return found->second;
   std::optional<GemmPlan> plan;
