@@ -14,8 +14,9 @@
 // A batch runs through it a few samples at a time, so that each pass's activations stay in the
 // CPU's caches. The folding is done in f64 from the f32 parameters, then rounded once. In bf16
 // precision the folded filters are rounded to bf16, and attention's products take bf16 q, k, v
-// and scores; biases, slopes and everything between the convolutions stay f32. The parameters must not change while it is in use
-// (Backbone::prepare_inference); the plain forward stays the reference it is tested against.
+// and scores; biases, slopes and everything between the convolutions stay f32. The parameters
+// must not change while it is in use (Backbone::prepare_inference); the plain forward stays the
+// reference it is tested against.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // A row's sum in f64 over eight partial sums, which vectorise where one running sum would add
-// one element at a time: the f32 kernels' reductions (softmax, LayerNorm). Always inlined, so
-// that it is compiled for the instruction set of the kernel that calls it (isa_clones.h).
+// one element at a time: the f32 kernels' reductions (LayerNorm, the softmax's backward).
+// Always inlined, so that it is compiled for the instruction set of the kernel that calls it
+// (isa_clones.h).
 #pragma once
 
 #include <cstdint>
