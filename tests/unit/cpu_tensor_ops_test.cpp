@@ -7,6 +7,7 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+#include <span>
 
 #include "backend/cpu/cpu_backend.h"
 #include "core/bfloat16.h"
@@ -17,6 +18,21 @@ namespace pfc {
 namespace {
 
 using test::random_uniform;
+
+// `cases` cast to a 16-bit type and back to f32 by the backend.
+struct RoundTrip {
+  Tensor half, back;
+};
+
+RoundTrip cast_there_and_back(CpuBackend& backend, std::span<const float> cases, DType half) {
+  const auto n = static_cast<std::int64_t>(cases.size());
+  Tensor f = Tensor::host({n}, DType::f32);
+  std::copy(cases.begin(), cases.end(), f.data<float>());
+  RoundTrip r{Tensor::host({n}, half), Tensor::host({n}, DType::f32)};
+  backend.cast(f, r.half);
+  backend.cast(r.half, r.back);
+  return r;
+}
 
 TEST(CpuTensorOps, CopyAndFill) {
   CpuBackend backend;
@@ -50,12 +66,7 @@ TEST(CpuTensorOps, CastF32ToF16RoundsToNearestEven) {
                          std::numeric_limits<float>::infinity(),
                          std::numeric_limits<float>::quiet_NaN()};
   const std::int64_t n = std::size(cases);
-  Tensor f = Tensor::host({n}, DType::f32);
-  std::copy(std::begin(cases), std::end(cases), f.data<float>());
-  Tensor h = Tensor::host({n}, DType::f16);
-  Tensor back = Tensor::host({n}, DType::f32);
-  backend.cast(f, h);
-  backend.cast(h, back);
+  const auto [h, back] = cast_there_and_back(backend, cases, DType::f16);
   for (std::int64_t i = 0; i < n; ++i) {
     EXPECT_EQ(h.data<Half>()[i].bits(), Half::from_float(cases[i])) << cases[i];
     if (std::isnan(cases[i])) {
@@ -84,12 +95,7 @@ TEST(CpuTensorOps, CastF32ToBf16RoundsToNearestEven) {
                          std::numeric_limits<float>::quiet_NaN()};
   const std::uint16_t expected[] = {0x3F80, 0x3F82, 0x3F81, 0xC020, 0x7F80, 0x0001, 0xFF80};
   const std::int64_t n = std::size(cases);
-  Tensor f = Tensor::host({n}, DType::f32);
-  std::copy(std::begin(cases), std::end(cases), f.data<float>());
-  Tensor b = Tensor::host({n}, DType::bf16);
-  Tensor back = Tensor::host({n}, DType::f32);
-  backend.cast(f, b);
-  backend.cast(b, back);
+  const auto [b, back] = cast_there_and_back(backend, cases, DType::bf16);
   for (std::int64_t i = 0; i + 1 < n; ++i) {
     EXPECT_EQ(b.data<BFloat16>()[i].bits(), expected[i]) << cases[i];
     EXPECT_EQ(back.data<float>()[i], b.data<BFloat16>()[i].to_float()) << cases[i];
