@@ -575,8 +575,9 @@ Tensor InferenceNetwork::forward_pass(const Tensor& images) {
       }
       case Step::Kind::attention: {
         // A few samples at a time, so that their scores stay in the cache between the
-        // products and the softmax, where a whole batch's (42 MB for vit_t at 64 images)
-        // would go out to memory and back three times.
+        // products and the softmax, where a pass's would go out to memory and back three
+        // times once they pass kAttentionScoreBytes: vit_t's 4 samples hold 2.7 MB of
+        // scores, a ViT of 16 heads (vit_l, vit_h) twice that.
         AttentionLayout l{n, x.numel() / (n * c), c / 3, s.heads};
         const auto per_sample =
             std::max<std::int64_t>(1, l.heads * l.tokens * l.tokens * std::int64_t{sizeof(float)});
