@@ -131,6 +131,14 @@ void truncate_rows(hid_t loc, const std::string& path, std::int64_t rows) {
                  fmt::format("truncate '{}' to {} rows", path, rows));
 }
 
+std::int64_t rows_through_step(hid_t loc, const std::string& step_path, std::int64_t step) {
+  const Tensor steps = read_tensor(loc, step_path, DType::i64);
+  const std::int64_t* s = steps.data<std::int64_t>();
+  return std::find_if(s, s + steps.numel(),
+                      [&](std::int64_t v) { return v > step || v < 0; }) -
+         s;
+}
+
 Tensor read_rows(hid_t loc, const std::string& path, std::int64_t begin, std::int64_t count,
                  DType as) {
   Handle dataset = open_dataset(loc, path);

@@ -30,6 +30,10 @@ void append_rows(hid_t loc, const std::string& path, const Tensor& rows);
 std::int64_t row_count(hid_t loc, const std::string& path);
 // Keeps the first `rows` rows of an appendable table.
 void truncate_rows(hid_t loc, const std::string& path, std::int64_t rows);
+// The leading rows of a table logged at or before `step`, by its i64 step column: what a
+// resume from that step keeps. A row never written ends them too: a writer killed in an append
+// can leave the table grown, its new rows reading the fill value (-1) after it restarts.
+std::int64_t rows_through_step(hid_t loc, const std::string& step_path, std::int64_t step);
 
 // Rows [begin, begin + count) of a dataset (of any rank >= 1), converted to `as`.
 Tensor read_rows(hid_t loc, const std::string& path, std::int64_t begin, std::int64_t count,

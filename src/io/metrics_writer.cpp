@@ -148,10 +148,7 @@ MetricsWriter MetricsWriter::resume(const std::string& path, const Config& cfg,
             path);
   // Rows logged after the checkpoint were lost with the run that wrote them; they are
   // computed again, so drop them rather than keep two rows for one step.
-  const Tensor steps = h5::read_tensor(id, "/steps/step", DType::i64);
-  const std::int64_t* s = steps.data<std::int64_t>();
-  const std::int64_t keep = std::find_if(s, s + steps.numel(),
-                                         [&](std::int64_t v) { return v > resumed_step; }) - s;
+  const std::int64_t keep = h5::rows_through_step(id, "/steps/step", resumed_step);
   for (const std::string& name : h5::children(id, "/steps"))
     h5::truncate_rows(id, "/steps/" + name, keep);
   truncate_verification_rows(id, resumed_step);

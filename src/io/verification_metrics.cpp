@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <span>
 
 #include "io/hdf5.h"
@@ -54,10 +53,7 @@ void append_verification_row(hid_t file, const std::string& target, const Verifi
 void truncate_verification_rows(hid_t file, std::int64_t step) {
   if (!h5::exists(file, kGroup)) return;
   for (const std::string& target : h5::children(file, kGroup)) {
-    const Tensor steps = h5::read_tensor(file, table(target, "step"), DType::i64);
-    const std::int64_t* s = steps.data<std::int64_t>();
-    const std::int64_t keep =
-        std::find_if(s, s + steps.numel(), [&](std::int64_t v) { return v > step; }) - s;
+    const std::int64_t keep = h5::rows_through_step(file, table(target, "step"), step);
     for (const std::string& column : h5::children(file, fmt::format("{}/{}", kGroup, target)))
       h5::truncate_rows(file, fmt::format("{}/{}/{}", kGroup, target, column), keep);
   }

@@ -254,6 +254,38 @@ TEST(MetricsWriter, ResumeDropsLaterRowsAndAppends) {
   EXPECT_EQ(summary_text(file, "status"), "running");
 }
 
+// A writer killed inside an append can leave its tables grown by rows it never wrote, which
+// read the fill value (-1 for the step). A resume drops them with the rows after its step.
+TEST(MetricsWriter, ResumeDropsRowsAKilledWriterGrewButNeverWrote) {
+  const std::string path = test::scratch_dir("metrics_resume_unwritten") + "/metrics.h5";
+  {
+    MetricsWriter writer = MetricsWriter::create(path, test_config(), test_info(2));
+    for (int i = 0; i < 3; ++i) writer.append(row(i));  // steps 10..30
+  }
+  {
+    // Every /steps table three rows longer, nothing written into them.
+    const h5::File file(path, h5::Mode::read_write);
+    for (const std::string& name : h5::children(file.id(), "/steps")) {
+      const std::string table = "/steps/" + name;
+      Shape extent = h5::dataset_shape(file.id(), table);
+      extent[0] += 3;
+      std::vector<hsize_t> dims(extent.begin(), extent.end());
+      const hid_t dataset = H5Dopen2(file.id(), table.c_str(), H5P_DEFAULT);
+      ASSERT_GE(dataset, 0) << table;
+      EXPECT_GE(H5Dset_extent(dataset, dims.data()), 0) << table;
+      H5Dclose(dataset);
+    }
+    EXPECT_EQ(ints(file, "/steps/step"), (std::vector<std::int64_t>{10, 20, 30, -1, -1, -1}));
+  }
+  {
+    MetricsWriter writer = MetricsWriter::resume(path, test_config(), test_info(2), 30);
+    writer.append(row(3));
+  }
+  const h5::File file(path, h5::Mode::read);
+  EXPECT_EQ(ints(file, "/steps/step"), (std::vector<std::int64_t>{10, 20, 30, 40}));
+  EXPECT_EQ(h5::dataset_shape(file.id(), "/steps/mem_peak_bytes"), (Shape{4, 2}));
+}
+
 TEST(MetricsWriter, ResumeWithoutAFileStartsOne) {
   const std::string path = test::scratch_dir("metrics_resume_missing") + "/metrics.h5";
   {
