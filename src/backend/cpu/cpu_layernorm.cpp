@@ -1,6 +1,8 @@
 // CPU LayerNorm over the last dimension of x [rows, width], as torch.nn.LayerNorm: each row's
-// mean and biased variance accumulated in f64 whatever the element type (f32 over eight partial
-// sums, which vectorise), so the f32 path is the f64 one rounded once. On the OpenMP threads:
+// mean and biased variance accumulated in f64 whatever the element type (f32 over partial sums,
+// which vectorise: lane_sum.h). The f32 path then normalises in f32, as PyTorch's does: within
+// a few units in the last place of the f64 path, at sixteen lanes to a register where f64
+// fills eight. On the OpenMP threads:
 // the rows split for y and dx; the channels split for dgamma and dbeta, so each channel's sum
 // keeps its order (the same bits on any number of threads).
 #include <algorithm>
@@ -34,8 +36,8 @@ void forward_row(std::int64_t width, const double* x, const P* gamma, const P* b
   for (std::int64_t c = 0; c < width; ++c) y[c] = (x[c] - mean) * invstd * gamma[c] + beta[c];
 }
 
-// f32: the same f64 arithmetic with the sums over eight lanes, so that the row vectorises
-// (AVX-512 where the CPU has it); y may be x.
+// f32: the statistics in f64, summed over partial sums so that the row vectorises (AVX-512
+// where the CPU has it); y = (x - mean) * invstd * gamma + beta in f32. y may be x.
 PFC_ISA_CLONES
 void forward_row(std::int64_t width, const float* x, const float* gamma, const float* beta,
                  double eps, float* y, double& mean, double& invstd) {
@@ -47,9 +49,8 @@ void forward_row(std::int64_t width, const float* x, const float* gamma, const f
     return d * d;
   });
   invstd = 1.0 / std::sqrt(squares / static_cast<double>(width) + eps);
-  const double s = invstd;
-  for (std::int64_t c = 0; c < width; ++c)
-    y[c] = static_cast<float>((x[c] - m) * s * gamma[c] + beta[c]);
+  const float mf = static_cast<float>(m), s = static_cast<float>(invstd);
+  for (std::int64_t c = 0; c < width; ++c) y[c] = (x[c] - mf) * s * gamma[c] + beta[c];
 }
 
 template <class T, class P>

@@ -3,9 +3,9 @@
 // y may be x and dx may be dy.
 // - f64: the plain loops, each row's sum and dot product in order: the oracle.
 // - f32: computed as PyTorch's CPU softmax computes it, in f32: each exponential taken once
-//   (exp_nonpositive.h, within about one unit in the last place as PyTorch's), the row's sum
-//   over sixteen lanes, then one multiplication by its inverse. The backward's dot products are
-//   in f64 over eight lanes (lane_sum.h). Written without branches or calls, so the loops
+//   (exp_nonpositive.h, within about one unit in the last place as PyTorch's), the row's max
+//   and sum over sixteen lanes (vector_lanes.h), then one multiplication by the sum's inverse.
+//   The backward's dot products are in f64 (lane_sum.h). Written without branches or calls, so the loops
 //   vectorise (AVX-512 where the CPU has it, isa_clones.h); f32 fills twice the lanes f64
 //   does, which halves an inference attention's softmax.
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include "backend/cpu/exp_nonpositive.h"
 #include "backend/cpu/isa_clones.h"
 #include "backend/cpu/lane_sum.h"
+#include "backend/cpu/vector_lanes.h"
 #include "backend/operand_checks.h"
 #include "core/parallel_for.h"
 
@@ -30,23 +31,25 @@ std::int64_t row_grain(std::int64_t width) {
 
 PFC_ISA_CLONES
 void forward_row(std::int64_t width, const float* x, float* y) {
-  float lanes[16];
-  std::fill(lanes, lanes + 16, -std::numeric_limits<float>::infinity());
+  constexpr float kInfinity = std::numeric_limits<float>::infinity();
+  cpu::F32x16 lanes = cpu::F32x16{} - kInfinity, v;
   std::int64_t c = 0;
-  for (; c + 16 <= width; c += 16)
-    for (int l = 0; l < 16; ++l) lanes[l] = lanes[l] < x[c + l] ? x[c + l] : lanes[l];
-  float max = -std::numeric_limits<float>::infinity();
+  for (; c + 16 <= width; c += 16) {
+    cpu::load(v, x + c);
+    lanes = lanes < v ? v : lanes;
+  }
+  float max = cpu::horizontal_max(lanes);
   for (; c < width; ++c) max = max < x[c] ? x[c] : max;
-  for (const float v : lanes) max = max < v ? v : max;
   for (c = 0; c < width; ++c) y[c] = cpu::exp_nonpositive(x[c] - max);
   // Summed in a loop of its own: GCC keeps the partial sums in a register there, where beside
   // the exponentials it stores them every iteration (15 % of the row's time).
-  float sums[16] = {};
-  for (c = 0; c + 16 <= width; c += 16)
-    for (int l = 0; l < 16; ++l) sums[l] += y[c + l];
-  float sum = 0.0f;
+  cpu::F32x16 sums = {};
+  for (c = 0; c + 16 <= width; c += 16) {
+    cpu::load(v, y + c);
+    sums += v;
+  }
+  float sum = cpu::horizontal_sum(sums);
   for (; c < width; ++c) sum += y[c];
-  for (const float s : sums) sum += s;
   const float inverse = 1.0f / sum;
   for (c = 0; c < width; ++c) y[c] *= inverse;
 }
