@@ -162,9 +162,10 @@ class Backend {
                                       const Tensor& dy, Tensor& dw) = 0;
 
   // y = epilogue(conv(x, w)) for an inference network. x and y are f32 (f64 in an f64 run);
-  // w is of their type, or bf16 beside f32 x: then x too is rounded to bf16, and the products
-  // accumulate in f32. Here, the reference: conv2d_forward, add_row_vector, prelu_forward
-  // and add, one pass each (a bf16 w cast to f32 first). The CPU backend runs it as one oneDNN
+  // w is of their type, or bf16: then x too is rounded to bf16 (or is bf16 already), the
+  // products accumulate in f32, and y may be bf16, rounded once after the epilogue (unless it
+  // is summed into). Here, the reference: conv2d_forward, add_row_vector, prelu_forward and
+  // add, one pass each (a bf16 w cast to f32 first). The CPU backend runs it as one oneDNN
   // convolution with post-ops.
   virtual void conv2d_forward_fused(const Conv2dGeometry& g, const Tensor& x, const Tensor& w,
                                     const ConvEpilogue& epilogue, Tensor& y);

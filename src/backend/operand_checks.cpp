@@ -293,25 +293,32 @@ void conv2d_forward(const OperandRules& r, const Conv2dGeometry& g, const Tensor
 void conv2d_forward_fused(const OperandRules& r, const Conv2dGeometry& g, const Tensor& x,
                           const Tensor& w, const ConvEpilogue& epilogue, const Tensor& y) {
   const char* op = "conv2d_forward_fused";
+  DType epilogue_type = y.dtype();
   if (w.dtype() == DType::bf16) {
+    // bf16 products accumulated in f32; x and y each f32 or bf16 (an inference network keeps a
+    // value in bf16 when only bf16 products read it), the summed-into y f32.
     conv_geometry(g, op);
-    computable(r, x, op, "x");
-    PFC_CHECK(x.dtype() == DType::f32, "{}: x is {}; a bf16 filter computes with f32 x", op,
-              dtype_name(x.dtype()));
+    placed(r, x, op, "x");
     placed(r, w, op, "w");
     placed(r, y, op, "y");
+    for (const auto& [t, name] : {std::pair<const Tensor*, const char*>{&x, "x"}, {&y, "y"}})
+      PFC_CHECK(t->dtype() == DType::f32 || t->dtype() == DType::bf16,
+                "{}: {} is {}; a bf16 filter computes with f32 or bf16 {}", op, name,
+                dtype_name(t->dtype()), name);
+    PFC_CHECK(!epilogue.accumulate || y.dtype() == DType::f32,
+              "{}: y is {}; a convolution sums into f32 y only", op, dtype_name(y.dtype()));
     check_shape(x, g.input_shape(), op, "x");
     check_shape(w, g.filter_shape(), op, "w");
     check_shape(y, g.output_shape(), op, "y");
-    check_dtype(y, DType::f32, op, "y");
+    epilogue_type = DType::f32;
   } else {
     conv_operands(r, g, op, x, "x", g.input_shape(), w, "w", g.filter_shape(), y, "y",
                   g.output_shape());
   }
   if (epilogue.bias != nullptr)
-    vector_of(r, *epilogue.bias, g.out_channels, y.dtype(), op, "bias");
+    vector_of(r, *epilogue.bias, g.out_channels, epilogue_type, op, "bias");
   if (epilogue.prelu_slope != nullptr)
-    vector_of(r, *epilogue.prelu_slope, g.out_channels, y.dtype(), op, "prelu_slope");
+    vector_of(r, *epilogue.prelu_slope, g.out_channels, epilogue_type, op, "prelu_slope");
 }
 
 void conv2d_backward_data(const OperandRules& r, const Conv2dGeometry& g, const Tensor& dy,

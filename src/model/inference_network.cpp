@@ -420,6 +420,23 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
     return rounded;
   };
   products_ = precision == InferencePrecision::bf16 ? DType::bf16 : DType::f32;
+  // In bf16, a convolution writes its output in bf16 when only bf16 products read it (the next
+  // convolution, attention's): its readers would each round it to bf16 themselves. The same
+  // bits, half the bytes, and no pass to convert them (5 % of vit_t's bf16 embedding at
+  // batch 1). A sum or anything else that reads it keeps it f32.
+  types_.assign(values_, DType::f32);
+  if (products_ == DType::bf16) {
+    std::vector<bool> bf16_readers_only(values_, true);
+    bf16_readers_only[output_] = false;
+    for (const Step& s : steps_) {
+      if (s.kind != Step::Kind::convolution && s.kind != Step::Kind::attention)
+        bf16_readers_only[s.input] = false;
+      if (s.other >= 0) bf16_readers_only[s.other] = false;
+    }
+    for (const Step& s : steps_)
+      if (s.kind == Step::Kind::convolution && s.other < 0 && bf16_readers_only[s.output])
+        types_[s.output] = DType::bf16;
+  }
   for (Step& s : steps_) {
     switch (s.kind) {
       case Step::Kind::convolution: {
@@ -470,6 +487,10 @@ std::int64_t InferenceNetwork::convolutions() const {
 
 std::int64_t InferenceNetwork::standalone_steps() const {
   return static_cast<std::int64_t>(steps_.size()) - convolutions();
+}
+
+std::int64_t InferenceNetwork::bf16_values() const {
+  return std::count(types_.begin(), types_.end(), DType::bf16);
 }
 
 Tensor InferenceNetwork::forward(const Tensor& images) {
@@ -536,7 +557,7 @@ Tensor InferenceNetwork::forward_pass(const Tensor& images) {
             be.copy(residual, y);
           }
         } else {
-          y = be.empty(g.output_shape(), DType::f32, MemoryPurpose::activations);
+          y = be.empty(g.output_shape(), types_[s.output], MemoryPurpose::activations);
         }
         be.conv2d_forward_fused(g, x, s.weight, epilogue, y);
         break;

@@ -25,6 +25,12 @@ struct NetworkCase {
   std::int64_t standalone;
   // Above four, the batch goes through in more than one pass (the last one shorter).
   std::int64_t images;
+  // In bf16, the convolutions' outputs that only convolutions or attention read: iresnet's
+  // first convolution of each block (its PReLU in the epilogue); mobilefacenet's stem and
+  // its grouped convolution, each depthwise unit's expansion and depthwise convolution (15
+  // units), its last 1x1 and the GDC; a ViT's qkv and MLP hidden layer in each block, and the
+  // feature head's first Linear.
+  std::int64_t bf16_values;
 };
 
 std::unique_ptr<Backbone> network(Backend& backend, const std::string& which) {
@@ -120,6 +126,7 @@ TEST_P(InferenceNetworkOf, PreparedBackboneInfersThroughIt) {
 TEST_P(InferenceNetworkOf, Bf16EmbeddingsWithinCosine0999OfF32) {
   if (!cpu::onednn_bf16_native()) GTEST_SKIP() << "no bf16 instructions on this CPU";
   InferenceNetwork bf16(*model_, InferencePrecision::bf16);
+  EXPECT_EQ(bf16.bf16_values(), GetParam().bf16_values);
   const Tensor ours = backend_.to_host(bf16.forward(images_));
   const double cosine = min_cosine(ours, plain_);
   EXPECT_GE(cosine, 0.999);
@@ -127,10 +134,11 @@ TEST_P(InferenceNetworkOf, Bf16EmbeddingsWithinCosine0999OfF32) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Networks, InferenceNetworkOf,
-                         ::testing::Values(NetworkCase{"iresnet", 5, 7}, NetworkCase{"r18", 9, 2},
-                                           NetworkCase{"mbf", 0, 3},
-                                           NetworkCase{"vit_small", 3 * 2 + 2, 6},
-                                           NetworkCase{"vit_t", 3 * 12 + 2, 2}),
+                         ::testing::Values(NetworkCase{"iresnet", 5, 7, 4},
+                                           NetworkCase{"r18", 9, 2, 8},
+                                           NetworkCase{"mbf", 0, 3, 2 + 2 * 15 + 2},
+                                           NetworkCase{"vit_small", 3 * 2 + 2, 6, 2 * 2 + 1},
+                                           NetworkCase{"vit_t", 3 * 12 + 2, 2, 2 * 12 + 1}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(InferenceNetwork, AnF64NetworkStaysOnThePlainForwardAndRefusesBf16) {

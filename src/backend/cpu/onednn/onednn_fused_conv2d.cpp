@@ -1,7 +1,7 @@
 // oneDNN's forward-inference convolution with the inference epilogue (see
 // onednn_fused_conv2d.h). The workspace holds, in order and each at 64-byte alignment: the
-// filter reordered into the primitive's layout, x converted to bf16 (bf16 only), and the
-// scratchpad shared by the primitive and its reorders.
+// filter reordered into the primitive's layout, an f32 x converted to bf16 (bf16 only), and
+// the scratchpad shared by the primitive and its reorders.
 #include "backend/cpu/onednn_fused_conv2d.h"
 
 #include <spdlog/spdlog.h>
@@ -37,6 +37,9 @@ memory::desc filter_desc(const Conv2dGeometry& g, dt type, bool any) {
 }
 
 // One channel's value per output channel: the bias, and the PReLU post-op's slopes.
+dt input_type(const FusedConv& c) { return c.bf16_input ? dt::bf16 : dt::f32; }
+dt output_type(const FusedConv& c) { return c.bf16_output ? dt::bf16 : dt::f32; }
+
 memory::desc per_channel(const Conv2dGeometry& g) {
   return memory::desc({g.out_channels}, dt::f32, tag::a);
 }
@@ -56,9 +59,10 @@ struct FusedPlan {
 
 std::string describe(const FusedConv& c) {
   const Conv2dGeometry& g = c.geometry;
-  return fmt::format("{} x [{}, {}, {}, {}], filter [{}, {}, {}, {}], stride {}, pad {}, "
-                     "groups {}",
+  return fmt::format("{} x [{}, {}, {}, {}] ({} in, {} out), filter [{}, {}, {}, {}], "
+                     "stride {}, pad {}, groups {}",
                      c.bf16 ? "bf16" : "f32", g.batch, g.in_h, g.in_w, g.in_channels,
+                     c.bf16_input ? "bf16" : "f32", c.bf16_output ? "bf16" : "f32",
                      g.out_channels, g.kernel, g.kernel, g.in_per_group(), g.stride, g.pad,
                      g.groups);
 }
@@ -84,11 +88,11 @@ std::optional<FusedPlan> make_plan(const FusedConv& c) {
       c.bias ? dnnl::convolution_forward::desc(
                    dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                    activations(g, true, compute), filter_desc(g, compute, true), per_channel(g),
-                   activations(g, false, dt::f32), strides, padding, padding)
+                   activations(g, false, output_type(c)), strides, padding, padding)
              : dnnl::convolution_forward::desc(
                    dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                    activations(g, true, compute), filter_desc(g, compute, true),
-                   activations(g, false, dt::f32), strides, padding, padding);
+                   activations(g, false, output_type(c)), strides, padding, padding);
   const dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
   const std::string impl = pd.impl_info_str();
   if (impl.rfind("ref", 0) == 0) {
@@ -115,7 +119,7 @@ std::optional<FusedPlan> make_plan(const FusedConv& c) {
     plan.filter_bytes = static_cast<std::int64_t>(plan.filter.get_size());
     plan.scratch_bytes = std::max(plan.scratch_bytes, scratch_of(reorder));
   }
-  if (c.bf16) {
+  if (c.bf16 && !c.bf16_input) {
     const memory::desc to = activations(g, true, dt::bf16);
     const dnnl::reorder::primitive_desc reorder(engine, activations(g, true, dt::f32), engine, to,
                                                 reorder_attr);
@@ -132,7 +136,8 @@ using PlanKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_
 PlanKey key_of(const FusedConv& c) {
   const Conv2dGeometry& g = c.geometry;
   const int flags = (c.bf16 ? 1 : 0) | (c.bias ? 2 : 0) | (c.prelu ? 4 : 0) |
-                    (c.accumulate ? 8 : 0) | (c.relu6 ? 16 : 0);
+                    (c.accumulate ? 8 : 0) | (c.relu6 ? 16 : 0) | (c.bf16_input ? 32 : 0) |
+                    (c.bf16_output ? 64 : 0);
   return {g.batch, g.in_h, g.in_w, g.in_channels, g.out_channels, g.kernel, g.stride, g.pad,
           g.groups, flags};
 }
@@ -174,8 +179,8 @@ std::optional<std::int64_t> onednn_fused_conv2d_workspace_bytes(const FusedConv&
   return plan->workspace_bytes();
 }
 
-void onednn_fused_conv2d(const FusedConv& c, const float* x, const void* w, const float* bias,
-                         const float* slope, float* y, void* workspace,
+void onednn_fused_conv2d(const FusedConv& c, const void* x, const void* w, const float* bias,
+                         const float* slope, void* y, void* workspace,
                          const void* prepared_filter) {
   const FusedPlan& plan = *cached_plan(c);
   const Conv2dGeometry& g = c.geometry;
@@ -196,7 +201,7 @@ void onednn_fused_conv2d(const FusedConv& c, const float* x, const void* w, cons
       filter = reordered;
     }
   }
-  memory src(activations(g, true, dt::f32), engine, const_cast<float*>(x));
+  memory src(activations(g, true, input_type(c)), engine, const_cast<void*>(x));
   if (plan.input_reorder) {
     const memory converted(activations(g, true, dt::bf16), engine, base + plan.input_offset());
     plan.input_reorder->execute(
@@ -206,7 +211,7 @@ void onednn_fused_conv2d(const FusedConv& c, const float* x, const void* w, cons
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC, src},
       {DNNL_ARG_WEIGHTS, filter},
-      {DNNL_ARG_DST, memory(activations(g, false, dt::f32), engine, y)},
+      {DNNL_ARG_DST, memory(activations(g, false, output_type(c)), engine, y)},
       {DNNL_ARG_SCRATCHPAD, scratch}};
   if (c.bias) args.emplace(DNNL_ARG_BIAS, memory(per_channel(g), engine, const_cast<float*>(bias)));
   if (c.prelu)

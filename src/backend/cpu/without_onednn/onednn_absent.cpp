@@ -38,8 +38,8 @@ std::optional<std::int64_t> onednn_fused_conv2d_workspace_bytes(const FusedConv&
   return std::nullopt;
 }
 
-void onednn_fused_conv2d(const FusedConv&, const float*, const void*, const float*,
-                         const float*, float*, void*, const void*) {
+void onednn_fused_conv2d(const FusedConv&, const void*, const void*, const float*,
+                         const float*, void*, void*, const void*) {
   throw Error("conv2d_forward_fused: pfc was built without oneDNN");
 }
 
