@@ -235,7 +235,9 @@ class Backend {
   // torch.nn.LayerNorm over the last dimension of x [rows, width] (or [..., width]):
   // y = (x - mean) * invstd * gamma + beta with the biased variance, invstd = 1 / sqrt(var +
   // eps). saved_mean/saved_invstd [rows] are kept for backward (per-row values: f32 on cuda,
-  // x's type on the cpu); gamma and beta [width] are f32, or f64 with f64 x.
+  // x's type on the cpu); gamma and beta [width] are f32, or f64 with f64 x. y is of x's type,
+  // or bf16 beside f32 x where the backend takes bf16 products, for one to read (each value
+  // rounded once).
   virtual void layernorm_forward(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                  double eps, Tensor& y, Tensor& saved_mean,
                                  Tensor& saved_invstd) = 0;

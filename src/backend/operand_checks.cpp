@@ -560,7 +560,13 @@ ChannelRows layernorm_forward(const OperandRules& r, const Tensor& x, const Tens
   const DType p = parameter_type(r, gamma, x.dtype(), op, "gamma");
   vector_of(r, gamma, d.channels, p, op, "gamma");
   vector_of(r, beta, d.channels, p, op, "beta");
-  like(r, y, x, op, "y");
+  if (bf16_operands(r, y, op, "y")) {
+    // The operand of a bf16 product, normalised from f32.
+    check_dtype(x, DType::f32, op, "x (with bf16 y)");
+    check_shape(y, x.shape(), op, "y");
+  } else {
+    like(r, y, x, op, "y");
+  }
   row_values(r, saved_mean, d.rows, x.dtype(), op, "saved_mean");
   row_values(r, saved_invstd, d.rows, x.dtype(), op, "saved_invstd");
   return d;

@@ -420,10 +420,10 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
     return rounded;
   };
   products_ = precision == InferencePrecision::bf16 ? DType::bf16 : DType::f32;
-  // In bf16, a convolution writes its output in bf16 when only bf16 products read it (the next
-  // convolution, attention's): its readers would each round it to bf16 themselves. The same
-  // bits, half the bytes, and no pass to convert them (5 % of vit_t's bf16 embedding at
-  // batch 1). A sum or anything else that reads it keeps it f32.
+  // In bf16, a convolution or LayerNorm writes its output in bf16 when only bf16 products read
+  // it (the next convolution, attention's): its readers would each round it to bf16
+  // themselves. The same bits, half the bytes, and no pass to convert them (6 % of vit_t's
+  // bf16 embedding at batch 1). A sum or anything else that reads it keeps it f32.
   types_.assign(values_, DType::f32);
   if (products_ == DType::bf16) {
     std::vector<bool> bf16_readers_only(values_, true);
@@ -434,7 +434,9 @@ InferenceNetwork::InferenceNetwork(const Backbone& backbone, InferencePrecision 
       if (s.other >= 0) bf16_readers_only[s.other] = false;
     }
     for (const Step& s : steps_)
-      if (s.kind == Step::Kind::convolution && s.other < 0 && bf16_readers_only[s.output])
+      if (((s.kind == Step::Kind::convolution && s.other < 0) ||
+           s.kind == Step::Kind::layer_norm) &&
+          bf16_readers_only[s.output])
         types_[s.output] = DType::bf16;
   }
   for (Step& s : steps_) {
@@ -582,7 +584,7 @@ Tensor InferenceNetwork::forward_pass(const Tensor& images) {
       }
       case Step::Kind::layer_norm: {
         const std::int64_t rows = x.numel() / c;
-        y = be.empty(x.shape(), DType::f32, MemoryPurpose::activations);
+        y = be.empty(x.shape(), types_[s.output], MemoryPurpose::activations);
         Tensor mean = be.empty({rows}, DType::f32, MemoryPurpose::activations);
         Tensor invstd = be.empty({rows}, DType::f32, MemoryPurpose::activations);
         Tensor y_rows = y.reshape({rows, c});

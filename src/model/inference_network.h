@@ -14,9 +14,9 @@
 // A batch runs through it a few samples at a time, so that each pass's activations stay in the
 // CPU's caches. The folding is done in f64 from the f32 parameters, then rounded once. In bf16
 // precision the folded filters are rounded to bf16, and attention's products take bf16 q, k, v
-// and scores; a convolution whose output only bf16 products read (an MLP's hidden layer,
-// attention's q, k, v) writes it in bf16; biases, slopes, sums, normalisations and everything
-// else stay f32. The parameters
+// and scores; a convolution or LayerNorm whose output only bf16 products read (an MLP's
+// hidden layer, attention's q, k, v, the normalised tokens) writes it in bf16; biases, slopes,
+// sums and everything else stay f32. The parameters
 // must not change while it is in use (Backbone::prepare_inference); the plain forward stays the
 // reference it is tested against.
 #pragma once
@@ -44,7 +44,8 @@ class InferenceNetwork {
   // that run on their own.
   std::int64_t convolutions() const;
   std::int64_t standalone_steps() const;
-  // The values kept in bf16 between a convolution and the bf16 products that read them.
+  // The values kept in bf16 between a convolution or LayerNorm and the bf16 products that read
+  // them.
   std::int64_t bf16_values() const;
 
  private:

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "backend/cpu/cpu_backend.h"
 #include "support/gradient_checker.h"
@@ -101,6 +102,29 @@ TEST(CpuLayerNorm, F32BackwardAgreesWithF64) {
   }
   test::expect_tensors_near(dx[0], dx[1], 1e-4, 1e-5, "dx");
   test::expect_tensors_near(dgamma[0], dgamma[1], 1e-4, 1e-5, "dgamma");
+}
+
+// For a bf16 product to read (bf16 inference): the f32 output, each value rounded once.
+TEST(CpuLayerNorm, Bf16OutputIsTheF32OutputRounded) {
+  CpuBackend backend;
+  for (const std::int64_t width : {7, 16, 256, 300}) {
+    const Tensor x = random_uniform({5, width}, DType::f32, 1, -3.0, 3.0);
+    const Tensor gamma = random_uniform({width}, DType::f32, 2, 0.5, 1.5);
+    const Tensor beta = random_uniform({width}, DType::f32, 3);
+    Tensor mean = Tensor::host({5}, DType::f32), invstd = Tensor::host({5}, DType::f32);
+    Tensor y = Tensor::host(x.shape(), DType::f32);
+    backend.layernorm_forward(x, gamma, beta, 1e-6, y, mean, invstd);
+    Tensor want = Tensor::host(x.shape(), DType::bf16);
+    backend.cast(y, want);
+    Tensor y16 = Tensor::host(x.shape(), DType::bf16);
+    backend.layernorm_forward(x, gamma, beta, 1e-6, y16, mean, invstd);
+    EXPECT_EQ(std::memcmp(y16.raw(), want.raw(), want.bytes()), 0) << "width " << width;
+  }
+  const Tensor x64 = random_uniform({2, 4}, DType::f64, 1);
+  const Tensor gamma64 = random_uniform({4}, DType::f64, 2);
+  Tensor mean = Tensor::host({2}, DType::f64), invstd = Tensor::host({2}, DType::f64);
+  Tensor y16 = Tensor::host({2, 4}, DType::bf16);
+  EXPECT_THROW(backend.layernorm_forward(x64, gamma64, gamma64, 1e-6, y16, mean, invstd), Error);
 }
 
 TEST(CpuLayerNorm, RejectsStatisticsOfWrongLength) {

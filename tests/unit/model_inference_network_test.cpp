@@ -25,11 +25,12 @@ struct NetworkCase {
   std::int64_t standalone;
   // Above four, the batch goes through in more than one pass (the last one shorter).
   std::int64_t images;
-  // In bf16, the convolutions' outputs that only convolutions or attention read: iresnet's
-  // first convolution of each block (its PReLU in the epilogue); mobilefacenet's stem and
-  // its grouped convolution, each depthwise unit's expansion and depthwise convolution (15
-  // units), its last 1x1 and the GDC; a ViT's qkv and MLP hidden layer in each block, and the
-  // feature head's first Linear.
+  // In bf16, the convolutions' and LayerNorms' outputs that only convolutions or attention
+  // read: iresnet's first convolution of each block (its PReLU in the epilogue);
+  // mobilefacenet's stem and its grouped convolution, each depthwise unit's expansion and
+  // depthwise convolution (15 units), its last 1x1 and the GDC; a ViT's two LayerNorms, qkv
+  // and MLP hidden layer in each block, and the last LayerNorm and the feature head's first
+  // Linear.
   std::int64_t bf16_values;
 };
 
@@ -137,8 +138,8 @@ INSTANTIATE_TEST_SUITE_P(Networks, InferenceNetworkOf,
                          ::testing::Values(NetworkCase{"iresnet", 5, 7, 4},
                                            NetworkCase{"r18", 9, 2, 8},
                                            NetworkCase{"mbf", 0, 3, 2 + 2 * 15 + 2},
-                                           NetworkCase{"vit_small", 3 * 2 + 2, 6, 2 * 2 + 1},
-                                           NetworkCase{"vit_t", 3 * 12 + 2, 2, 2 * 12 + 1}),
+                                           NetworkCase{"vit_small", 3 * 2 + 2, 6, 4 * 2 + 2},
+                                           NetworkCase{"vit_t", 3 * 12 + 2, 2, 4 * 12 + 2}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(InferenceNetwork, AnF64NetworkStaysOnThePlainForwardAndRefusesBf16) {

@@ -2,7 +2,8 @@
 // mean and biased variance accumulated in f64 whatever the element type (f32 over partial sums,
 // which vectorise: lane_sum.h). The f32 path then normalises in f32, as PyTorch's does: within
 // a few units in the last place of the f64 path, at sixteen lanes to a register where f64
-// fills eight. On the OpenMP threads:
+// fills eight; a bf16 y (inference, for a bf16 product to read) gets those values rounded once.
+// On the OpenMP threads:
 // the rows split for y and dx; the channels split for dgamma and dbeta, so each channel's sum
 // keeps its order (the same bits on any number of threads).
 #include <algorithm>
@@ -14,6 +15,8 @@
 #include "backend/cpu/isa_clones.h"
 #include "backend/cpu/lane_sum.h"
 #include "backend/operand_checks.h"
+#include "core/bfloat16.h"
+#include "core/float16_bits.h"
 #include "core/parallel_for.h"
 
 namespace pfc {
@@ -37,10 +40,12 @@ void forward_row(std::int64_t width, const double* x, const P* gamma, const P* b
 }
 
 // f32: the statistics in f64, summed over partial sums so that the row vectorises (AVX-512
-// where the CPU has it); y = (x - mean) * invstd * gamma + beta in f32. y may be x.
-PFC_ISA_CLONES
-void forward_row(std::int64_t width, const float* x, const float* gamma, const float* beta,
-                 double eps, float* y, double& mean, double& invstd) {
+// where the CPU has it); then y = (x - mean) * invstd * gamma + beta in f32, given to
+// store(c, value). y may be x.
+template <class Store>
+[[gnu::always_inline]] inline void forward_row(std::int64_t width, const float* x,
+                                               const float* gamma, const float* beta, double eps,
+                                               double& mean, double& invstd, const Store& store) {
   mean = cpu::lane_sum(width, [&](std::int64_t c) { return static_cast<double>(x[c]); }) /
          static_cast<double>(width);
   const double m = mean;
@@ -50,12 +55,27 @@ void forward_row(std::int64_t width, const float* x, const float* gamma, const f
   });
   invstd = 1.0 / std::sqrt(squares / static_cast<double>(width) + eps);
   const float mf = static_cast<float>(m), s = static_cast<float>(invstd);
-  for (std::int64_t c = 0; c < width; ++c) y[c] = (x[c] - mf) * s * gamma[c] + beta[c];
+  for (std::int64_t c = 0; c < width; ++c) store(c, (x[c] - mf) * s * gamma[c] + beta[c]);
 }
 
-template <class T, class P>
+PFC_ISA_CLONES
+void forward_row(std::int64_t width, const float* x, const float* gamma, const float* beta,
+                 double eps, float* y, double& mean, double& invstd) {
+  forward_row(width, x, gamma, beta, eps, mean, invstd, [&](std::int64_t c, float v) { y[c] = v; });
+}
+
+// A bf16 y, for a bf16 product to read (inference): each value rounded once, as a cast after
+// the f32 row would.
+PFC_ISA_CLONES
+void forward_row(std::int64_t width, const float* x, const float* gamma, const float* beta,
+                 double eps, std::uint16_t* y, double& mean, double& invstd) {
+  forward_row(width, x, gamma, beta, eps, mean, invstd,
+              [&](std::int64_t c, float v) { y[c] = bf16_bits_nearest(v); });
+}
+
+template <class T, class P, class Y>
 void forward(std::int64_t rows, std::int64_t width, const T* x, const P* gamma, const P* beta,
-             double eps, T* y, T* saved_mean, T* saved_invstd) {
+             double eps, Y* y, T* saved_mean, T* saved_invstd) {
   parallel_for(rows, row_grain(width), [&](std::int64_t first, std::int64_t last) {
     for (std::int64_t r = first; r < last; ++r) {
       double mean = 0.0, invstd = 0.0;
@@ -115,6 +135,12 @@ void CpuBackend::layernorm_forward(const Tensor& x, const Tensor& gamma, const T
   const char* op = "layernorm_forward";
   const auto [rows, width] =
       operand_check::layernorm_forward(rules_, x, gamma, beta, y, saved_mean, saved_invstd);
+  if (y.dtype() == DType::bf16) {
+    forward(rows, width, x.data<float>(), gamma.data<float>(), beta.data<float>(), eps,
+            reinterpret_cast<std::uint16_t*>(y.data<BFloat16>()), saved_mean.data<float>(),
+            saved_invstd.data<float>());
+    return;
+  }
   cpu::dispatch_float(x.dtype(), op, "x", [&](auto xt) {
     using T = decltype(xt);
     cpu::dispatch_param<T>(gamma.dtype(), op, "gamma", [&](auto pt) {
