@@ -22,6 +22,10 @@ export OPENBLAS_NUM_THREADS=1
 have_h5py=1
 /usr/bin/python3 -c "import h5py" 2>/dev/null || have_h5py=0
 
+# Each step in at most 60 s (a plan takes seconds): one that hangs fails under its own name,
+# exit 124, rather than as the whole test's timeout.
+bounded() { timeout -k 5 60 "$@"; }
+
 # ---- the 29M cell: time and host memory of the plan, measured from outside --------------------
 # The plan's own host memory is its process's peak less that of `pfc --version` (the same
 # executable and libraries, which a CUDA build maps at some 200 MB before doing anything).
@@ -35,7 +39,8 @@ base = peak_kib()
 start = time.monotonic()
 rc = subprocess.run([pfc, "plan", "input/base.toml", "--gpu", "v100", "--set", "method=pfc",
                      "--set", "sample_rate=0.1", "--set", "num_classes=29000000",
-                     "--set", "emulate_world_size=8", "--set", f'output="{out}"']).returncode
+                     "--set", "emulate_world_size=8", "--set", f'output="{out}"'],
+                    timeout=60).returncode
 seconds = time.monotonic() - start
 own_mb = (peak_kib() - base) / 1024
 print(f"plan of the 29M cell: rc {rc}, {seconds:.1f} s, {own_mb:.0f} MB of host memory beyond "
@@ -56,7 +61,7 @@ done
 grep -Eq "^  (fits|does not fit)" "$work/p29m.log" || fail "29M plan says nothing of its fit"
 
 # ---- a cell that does not fit -------------------------------------------------------------------
-"$PFC" plan input/base.toml --gpu v100 --set method=dp --set num_classes=29000000 \
+bounded "$PFC" plan input/base.toml --gpu v100 --set method=dp --set num_classes=29000000 \
   --set emulate_world_size=8 --set "output=\"$work/dp29m\"" >"$work/dp29m.log" 2>&1
 rc=$?
 [ "$rc" = 0 ] || fail "a plan that does not fit exits $rc, not 0"
@@ -64,7 +69,8 @@ grep -Eq "^  does not fit: needs [0-9.]+ GiB per rank, [0-9.]+ available" "$work
   { fail "DP 29M plan does not say what it needs"; cat "$work/dp29m.log"; }
 
 # ---- pfc report over plans ---------------------------------------------------------------------
-"$PFC" report "$work/p29m" "$work/dp29m" --markdown "$work/report.md" >"$work/report.txt" 2>&1 ||
+bounded "$PFC" report "$work/p29m" "$work/dp29m" --markdown "$work/report.md" \
+  >"$work/report.txt" 2>&1 ||
   fail "pfc report over plans: rc $?"
 cmp -s "$work/report.txt" "$work/report.md" || fail "--markdown wrote other text than printed"
 grep -q "^## Speed bound" "$work/report.md" || fail "no speed-bound table"
@@ -78,14 +84,14 @@ grep -q "2 run(s): 8 ranks planned for Tesla V100-SXM2-32GB" "$work/report.md" |
 # (the README's order: the plan goes to run2/plan/, where it neither stops the run nor is lost)
 smoke=(--set steps=2 --set frequent=1 --set checkpoint_every=-1 --set method=mp
        --set sample_rate=1.0 --set num_classes=1001)
-mpiexec -n 2 "$PFC" plan input/smoke.toml "${smoke[@]}" --set "output=\"$work/run2\"" \
+bounded mpiexec -n 2 "$PFC" plan input/smoke.toml "${smoke[@]}" --set "output=\"$work/run2\"" \
   >"$work/plan2.log" 2>&1 || { fail "plan on 2 ranks"; cat "$work/plan2.log"; }
 [ -f "$work/run2/plan/metrics.h5" ] && [ ! -e "$work/run2/metrics.h5" ] ||
   fail "the plan is not in run2/plan/metrics.h5 alone"
-mpiexec -n 2 "$PFC" train input/smoke.toml "${smoke[@]}" --set "output=\"$work/run2\"" \
+bounded mpiexec -n 2 "$PFC" train input/smoke.toml "${smoke[@]}" --set "output=\"$work/run2\"" \
   >"$work/run2.log" 2>&1 || { fail "CPU run on 2 ranks after its plan"; cat "$work/run2.log"; }
 cp "$work/run2/metrics.h5" "$work/run2_metrics.h5"
-mpiexec -n 2 "$PFC" plan input/smoke.toml "${smoke[@]}" --set "output=\"$work/run2\"" \
+bounded mpiexec -n 2 "$PFC" plan input/smoke.toml "${smoke[@]}" --set "output=\"$work/run2\"" \
   >"$work/plan2_again.log" 2>&1 ||
   { fail "a second plan beside the run"; cat "$work/plan2_again.log"; }
 cmp -s "$work/run2/metrics.h5" "$work/run2_metrics.h5" || fail "a plan changed the run's metrics.h5"
@@ -97,7 +103,7 @@ grep -q "no step-time bound: no peak rates for a cpu plan" "$work/plan2.log" ||
 expect_usage() {  # expect_usage NAME TEXT CMD...: exit 2 and TEXT in the output
   local name=$1 text=$2
   shift 2
-  "$@" >"$work/$name.log" 2>&1
+  bounded "$@" >"$work/$name.log" 2>&1
   local rc=$?
   if [ "$rc" != 2 ] || ! grep -qF -- "$text" "$work/$name.log"; then
     fail "$name: rc $rc (want 2 and '$text')"
@@ -133,13 +139,14 @@ expect_usage plan_gpu "--gpu" "$PFC" plan input/smoke.toml --gpu a100
 sed 's/^val_targets = \[\]$/val_targets = ["lfw", "cfp_fp"]/' input/smoke.toml \
   >"$work/with_val_targets.toml"
 grep -q '^val_targets = \["lfw"' "$work/with_val_targets.toml" || fail "no val_targets line"
-"$PFC" plan "$work/with_val_targets.toml" --set emulate_world_size=8 \
+bounded "$PFC" plan "$work/with_val_targets.toml" --set emulate_world_size=8 \
   --set "output=\"$work/plan_val_targets\"" >"$work/plan_val_targets.log" 2>&1 ||
   { fail "a plan of a config with val_targets: exit $?"; cat "$work/plan_val_targets.log"; }
 
 # ---- the sweep over one row ----------------------------------------------------------------------
 PFC_BIN=$PFC PFC_PLAN_ROWS=row_0125k PFC_PLAN_WORLDS=8 PFC_MAX_GPU= \
-  jobs/plan_sweep.sh "$work/sweep" >"$work/sweep.log" 2>&1 || { fail "plan_sweep"; cat "$work/sweep.log"; }
+  bounded jobs/plan_sweep.sh "$work/sweep" >"$work/sweep.log" 2>&1 ||
+  { fail "plan_sweep"; cat "$work/sweep.log"; }
 grep -Eq "^\| 125 000 \| [0-9.]+ \| 7.4 \| [0-9.]+ \| 5.3 \| [0-9.]+ \| 4.9 \|" "$work/sweep/w8/report.md" ||
   { fail "the sweep's memory row"; cat "$work/sweep/w8/report.md"; }
 
