@@ -16,9 +16,8 @@
 // precision the folded filters are rounded to bf16, and attention's products take bf16 q, k, v
 // and scores; a convolution or LayerNorm whose output only bf16 products read (an MLP's
 // hidden layer, attention's q, k, v, the normalised tokens) writes it in bf16; biases, slopes,
-// sums and everything else stay f32. The parameters
-// must not change while it is in use (Backbone::prepare_inference); the plain forward stays the
-// reference it is tested against.
+// sums and everything else stay f32. The parameters must not change while it is in use
+// (Backbone::prepare_inference); the plain forward stays the reference it is tested against.
 #pragma once
 
 #include <cstdint>

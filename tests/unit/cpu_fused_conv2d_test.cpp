@@ -107,7 +107,8 @@ TEST(CpuFusedConv2dBf16Values, ReadAndWriteBf16AsTheF32OutputRounded) {
   };
   const Tensor bias = random_uniform({48}, DType::f32, 3);
   const Tensor slope = random_uniform({48}, DType::f32, 4, 0.0, 0.5);
-  for (const Conv2dGeometry& g : {geometry(10, 32, 48, 3, 1, 1, 1), geometry(12, 64, 48, 1, 1, 0, 1)}) {
+  for (const Conv2dGeometry& g :
+       {geometry(10, 32, 48, 3, 1, 1, 1), geometry(12, 64, 48, 1, 1, 0, 1)}) {
     const Tensor x = random_uniform(g.input_shape(), DType::f32, 1);
     const Tensor x16 = to(x, DType::bf16);
     const Tensor w = to(random_uniform(g.filter_shape(), DType::f32, 2, -0.2, 0.2), DType::bf16);

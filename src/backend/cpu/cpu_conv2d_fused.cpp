@@ -9,13 +9,10 @@ namespace pfc {
 
 namespace {
 
-// The kept-filter use of a fused convolution: after the three directions, one per operand
-// type (the epilogue does not change the filter's layout in oneDNN's kernels, but a plan is
-// per epilogue, so it is part of the use as well).
-int fused_use(const cpu::FusedConv& c) {
-  return 3 + (c.bf16 ? 1 : 0) + (c.bias ? 2 : 0) + (c.prelu ? 4 : 0) + (c.accumulate ? 8 : 0) +
-         (c.relu6 ? 16 : 0) + (c.bf16_input ? 32 : 0) + (c.bf16_output ? 64 : 0);
-}
+// The kept-filter use of a fused convolution: after the three directions, one per variant
+// (the epilogue does not change the filter's layout in oneDNN's kernels, but a plan is per
+// variant, so it is part of the use as well).
+int fused_use(const cpu::FusedConv& c) { return 3 + c.variant(); }
 
 }  // namespace
 

@@ -5,9 +5,9 @@
 // - f32: computed as PyTorch's CPU softmax computes it, in f32: each exponential taken once
 //   (exp_nonpositive.h, within about one unit in the last place as PyTorch's), the row's max
 //   and sum over sixteen lanes (vector_lanes.h), then one multiplication by the sum's inverse.
-//   The backward's dot products are in f64 (lane_sum.h). Written without branches or calls, so the loops
-//   vectorise (AVX-512 where the CPU has it, isa_clones.h); f32 fills twice the lanes f64
-//   does, which halves an inference attention's softmax.
+//   The backward's dot products are in f64 (lane_sum.h). Written without branches or calls,
+//   so the loops vectorise (AVX-512 where the CPU has it, isa_clones.h); f32 fills twice the
+//   lanes f64 does, which halves an inference attention's softmax.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -27,6 +27,13 @@ struct FusedConv {
   bool prelu = false;
   bool relu6 = false;
   bool accumulate = false;
+
+  // The operand types and the epilogue as one bit each: what tells its plans, and its kept
+  // filters, apart from another's of the same geometry.
+  int variant() const {
+    return (bf16 ? 1 : 0) | (bias ? 2 : 0) | (prelu ? 4 : 0) | (accumulate ? 8 : 0) |
+           (relu6 ? 16 : 0) | (bf16_input ? 32 : 0) | (bf16_output ? 64 : 0);
+  }
 };
 
 // Whether oneDNN computes bf16 convolutions with the CPU's own bf16 instructions here

@@ -8,19 +8,21 @@
 // passed by value has no stable calling convention without AVX-512.
 #pragma once
 
-#include <cstdint>
 #include <cstring>
 
 namespace pfc::cpu {
 
 using F32x16 = float __attribute__((vector_size(64)));
+using F32x8 = float __attribute__((vector_size(32)));
+using F32x4 = float __attribute__((vector_size(16)));
 using F64x8 = double __attribute__((vector_size(64)));
+using F64x4 = double __attribute__((vector_size(32)));
 
-[[gnu::always_inline]] inline void load(F32x16& v, const float* p) { std::memcpy(&v, p, sizeof v); }
+[[gnu::always_inline]] inline void load(F32x16& v, const float* p) {
+  std::memcpy(&v, p, sizeof v);
+}
 
 [[gnu::always_inline]] inline float horizontal_max(const F32x16& v) {
-  using F32x8 = float __attribute__((vector_size(32)));
-  using F32x4 = float __attribute__((vector_size(16)));
   F32x8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
   const F32x8 b = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
   a = a < b ? b : a;
@@ -32,17 +34,16 @@ using F64x8 = double __attribute__((vector_size(64)));
 }
 
 [[gnu::always_inline]] inline float horizontal_sum(const F32x16& v) {
-  using F32x8 = float __attribute__((vector_size(32)));
-  using F32x4 = float __attribute__((vector_size(16)));
   const F32x8 a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
                   __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
-  const F32x4 c = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+  const F32x4 c =
+      __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
   return (c[0] + c[2]) + (c[1] + c[3]);
 }
 
 [[gnu::always_inline]] inline double horizontal_sum(const F64x8& v) {
-  using F64x4 = double __attribute__((vector_size(32)));
-  const F64x4 a = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
+  const F64x4 a =
+      __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
   return (a[0] + a[2]) + (a[1] + a[3]);
 }
 

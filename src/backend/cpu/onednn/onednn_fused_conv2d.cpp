@@ -36,10 +36,10 @@ memory::desc filter_desc(const Conv2dGeometry& g, dt type, bool any) {
                       any ? tag::any : tag::gohwi);
 }
 
-// One channel's value per output channel: the bias, and the PReLU post-op's slopes.
 dt input_type(const FusedConv& c) { return c.bf16_input ? dt::bf16 : dt::f32; }
 dt output_type(const FusedConv& c) { return c.bf16_output ? dt::bf16 : dt::f32; }
 
+// One channel's value per output channel: the bias, and the PReLU post-op's slopes.
 memory::desc per_channel(const Conv2dGeometry& g) {
   return memory::desc({g.out_channels}, dt::f32, tag::a);
 }
@@ -135,11 +135,8 @@ using PlanKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_
 
 PlanKey key_of(const FusedConv& c) {
   const Conv2dGeometry& g = c.geometry;
-  const int flags = (c.bf16 ? 1 : 0) | (c.bias ? 2 : 0) | (c.prelu ? 4 : 0) |
-                    (c.accumulate ? 8 : 0) | (c.relu6 ? 16 : 0) | (c.bf16_input ? 32 : 0) |
-                    (c.bf16_output ? 64 : 0);
   return {g.batch, g.in_h, g.in_w, g.in_channels, g.out_channels, g.kernel, g.stride, g.pad,
-          g.groups, flags};
+          g.groups, c.variant()};
 }
 
 const std::optional<FusedPlan>& cached_plan(const FusedConv& c) {
