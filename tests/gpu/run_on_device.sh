@@ -52,7 +52,6 @@ ARCHIVE_LIMIT_BYTES=$((15 * 1024 * 1024))  # under the 16 MiB a returned file ma
 STEPS=()  # "step|limit|seconds|result"
 ROWS=()   # "case|samples/s|GiB ours/device|PyTorch samples/s|PyTorch GiB"
 NOTES=()  # lines for the summary's end
-STEP_PID=""
 FAILED=0
 
 # ---- the plan: step -> limit in seconds ------------------------------------------------
@@ -135,7 +134,11 @@ pack_logs() {
 finish() {
   local rc=$?
   trap - EXIT TERM INT
-  [[ -n $STEP_PID ]] && kill -TERM "$STEP_PID" 2>/dev/null && wait "$STEP_PID" 2>/dev/null
+  # Every command still running in the background, not only the step's: a stop that comes
+  # between a step's start and the note of its pid would leave that one running on.
+  local running
+  running=$(jobs -p)
+  [[ -n $running ]] && kill -TERM $running 2>/dev/null && wait 2>/dev/null
   ((rc > 128)) && NOTES+=("stopped by signal $((rc - 128)) after ${SECONDS}s")
   # The pre-flight comes back whatever happened, in the output folder and in the archive.
   [[ -f $OUTDIR/preflight.txt ]] ||
@@ -157,6 +160,15 @@ trap finish EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
+# await PID: PID's status once it has ended, waited for in slices of a tenth of a second. Once,
+# on a loaded machine, a stop during the pre-flight was taken only when its step's 5 s limit
+# ended it, as if bash held the signal through the `wait` it was entering. Between slices a
+# signal that has come is acted on at once (its trap runs when the slice's sleep ends).
+await() {
+  while kill -0 "$1" 2>/dev/null; do sleep 0.1; done
+  wait "$1"
+}
+
 # ---- running a step ------------------------------------------------------------------
 LAST_TOOK=0
 # run_step NAME CMD...: CMD into WORK/NAME.log under the step's limit (0: what is left).
@@ -176,10 +188,8 @@ run_step() {
   echo "== $name (limit ${limit}s): $*"
   local start=$SECONDS rc
   timeout --kill-after=3 "$limit" "$@" >"$WORK/$name.log" 2>&1 &
-  STEP_PID=$!
-  wait "$STEP_PID"
+  await $!
   rc=$?
-  STEP_PID=""
   LAST_TOOK=$((SECONDS - start))
   echo "   rc $rc after ${LAST_TOOK}s"
   return "$rc"
@@ -270,14 +280,10 @@ CHOSEN_DIRS=()
 # bounded SECONDS CMD...: CMD under a limit, in the background so that a stop signal is taken
 # at once (bash runs a trap only after the foreground command ends).
 bounded() {
-  local limit=$1 rc
+  local limit=$1
   shift
   timeout --kill-after=2 "$limit" "$@" &
-  STEP_PID=$!
-  wait "$STEP_PID"
-  rc=$?
-  STEP_PID=""
-  return "$rc"
+  await $!
 }
 
 # candidate_dirs: where cuDNN, cuBLAS and NCCL may be: PFC_DEVICE_LIB_DIRS, the Python packages'
