@@ -17,6 +17,7 @@
 # this environment does not hold), so it runs in fp32.
 #
 #   tests/bench/cpu_vs_peers.sh [BUILD_DIR]       (default build; run from the project folder)
+# It starts with one core's multiply-add ceiling in f32 and bf16 (pfc_cpu_peak).
 # Variables: BENCH_STEPS (timed training steps, 6), BENCH_REPEATS (interleaved rounds, 2; the
 # best of each is kept), BENCH_CASES (a regular expression over the case names, all by default),
 # BENCH_WORK (a folder to keep the files in). The peers come from a PyPI virtual environment
@@ -41,6 +42,12 @@ python=$(bash "$root/tests/support/python_venv.sh" torch torch onnxruntime numpy
 work=${BENCH_WORK:-$(mktemp -d)}
 mkdir -p "$work"
 echo "cpu_vs_peers: $(nproc) CPUs, $("$pfc" info | grep 'CPU backend'), files in $work"
+# What the cores can do at all, both busy as in the layouts below: a network's multiply-adds
+# per image over it is the least time an image can take, whoever computes it.
+"$build/bin/pfc_cpu_peak" >"$work/peak-1.txt" &
+"$build/bin/pfc_cpu_peak" >"$work/peak-0.txt"
+wait
+sed 's/^/ceiling, both cores busy: /' "$work/peak-0.txt"
 
 # layout NAME -> ranks and threads
 ranks_of() { [ "$1" = 2x1 ] && echo 2 || echo 1; }
