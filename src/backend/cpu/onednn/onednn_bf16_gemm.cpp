@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "backend/cpu/onednn/onednn_engine.h"
 
@@ -90,6 +91,32 @@ const std::optional<GemmPlan>& cached_plan(const Bf16GemmShape& s) {
   return plans.emplace(key, std::move(plan)).first->second;
 }
 
+// The product's memory objects and argument map, made once per plan and thread and pointed at
+// each call's operands: made afresh, their descriptors' dimensions, the objects and the map
+// took a dozen allocations per product, attention's two per block.
+struct BoundArguments {
+  memory a, b, c, scratch;
+  std::unordered_map<int, memory> arguments;
+};
+
+BoundArguments& bound_arguments(const GemmPlan& plan, const Bf16GemmShape& s) {
+  thread_local std::unordered_map<const GemmPlan*, BoundArguments> bound;
+  auto found = bound.find(&plan);
+  if (found != bound.end()) return found->second;
+  const dnnl::engine& engine = onednn_engine();
+  BoundArguments m;
+  m.a = memory(a_desc(s), engine, DNNL_MEMORY_NONE);
+  m.b = memory(b_desc(s), engine, DNNL_MEMORY_NONE);
+  m.c = memory(c_desc(s), engine, DNNL_MEMORY_NONE);
+  m.scratch = memory(memory::desc({plan.scratch_bytes}, dt::u8, memory::format_tag::a), engine,
+                     DNNL_MEMORY_NONE);
+  m.arguments = {{DNNL_ARG_SRC, m.a},
+                 {DNNL_ARG_WEIGHTS, m.b},
+                 {DNNL_ARG_DST, m.c},
+                 {DNNL_ARG_SCRATCHPAD, m.scratch}};
+  return bound.emplace(&plan, std::move(m)).first->second;
+}
+
 }  // namespace
 
 std::optional<std::int64_t> onednn_bf16_gemm_workspace_bytes(const Bf16GemmShape& s) {
@@ -101,14 +128,13 @@ std::optional<std::int64_t> onednn_bf16_gemm_workspace_bytes(const Bf16GemmShape
 void onednn_bf16_gemm(const Bf16GemmShape& s, const void* a, const void* b, float* c,
                       void* workspace) {
   const GemmPlan& plan = *cached_plan(s);
-  const dnnl::engine& engine = onednn_engine();
+  BoundArguments& bound = bound_arguments(plan, s);
+  bound.a.set_data_handle(const_cast<void*>(a));
+  bound.b.set_data_handle(const_cast<void*>(b));
+  bound.c.set_data_handle(c);
+  bound.scratch.set_data_handle(workspace);
   dnnl::stream& stream = onednn_stream();
-  const memory scratch(memory::desc({plan.scratch_bytes}, dt::u8, memory::format_tag::a), engine,
-                       workspace);
-  plan.matmul.execute(stream, {{DNNL_ARG_SRC, memory(a_desc(s), engine, const_cast<void*>(a))},
-                               {DNNL_ARG_WEIGHTS, memory(b_desc(s), engine, const_cast<void*>(b))},
-                               {DNNL_ARG_DST, memory(c_desc(s), engine, c)},
-                               {DNNL_ARG_SCRATCHPAD, scratch}});
+  plan.matmul.execute(stream, bound.arguments);
   stream.wait();
 }
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "backend/cpu/onednn/onednn_engine.h"
 
@@ -158,9 +159,51 @@ const std::optional<FusedPlan>& cached_plan(const FusedConv& c) {
   return plans.emplace(key, std::move(plan)).first->second;
 }
 
+memory::desc scratchpad_desc(const FusedPlan& plan) {
+  return memory::desc({plan.scratch_bytes}, dt::u8, tag::a);
+}
+
 memory scratchpad(const FusedPlan& plan, char* workspace) {
-  return memory(memory::desc({plan.scratch_bytes}, dt::u8, tag::a), onednn_engine(),
-                workspace + plan.scratch_offset());
+  return memory(scratchpad_desc(plan), onednn_engine(), workspace + plan.scratch_offset());
+}
+
+// The memory objects and argument maps of a plan's convolution and input conversion, made once
+// per plan and thread and pointed at each call's data: made afresh, they took a dozen
+// allocations and descriptor set-ups per call, a third of all the allocations of a ViT image at
+// batch 1. The filter alone is made per call: convolutions of one shape share a plan but not a
+// filter, and pointing a blocked filter elsewhere would write zeros into its padding each time.
+struct BoundArguments {
+  memory x, converted, y, bias, slope, scratch;
+  std::unordered_map<int, memory> conv, input_reorder;
+};
+
+BoundArguments& bound_arguments(const FusedPlan& plan, const FusedConv& c) {
+  thread_local std::unordered_map<const FusedPlan*, BoundArguments> bound;
+  auto found = bound.find(&plan);
+  if (found != bound.end()) return found->second;
+  const Conv2dGeometry& g = c.geometry;
+  const dnnl::engine& engine = onednn_engine();
+  BoundArguments a;
+  a.x = memory(activations(g, true, input_type(c)), engine, DNNL_MEMORY_NONE);
+  a.y = memory(activations(g, false, output_type(c)), engine, DNNL_MEMORY_NONE);
+  a.scratch = memory(scratchpad_desc(plan), engine, DNNL_MEMORY_NONE);
+  a.conv = {{DNNL_ARG_SRC, a.x}, {DNNL_ARG_DST, a.y}, {DNNL_ARG_SCRATCHPAD, a.scratch}};
+  if (plan.input_reorder) {
+    a.converted = memory(activations(g, true, dt::bf16), engine, DNNL_MEMORY_NONE);
+    a.input_reorder = {
+        {DNNL_ARG_FROM, a.x}, {DNNL_ARG_TO, a.converted}, {DNNL_ARG_SCRATCHPAD, a.scratch}};
+    a.conv[DNNL_ARG_SRC] = a.converted;
+  }
+  if (c.bias) {
+    a.bias = memory(per_channel(g), engine, DNNL_MEMORY_NONE);
+    a.conv.emplace(DNNL_ARG_BIAS, a.bias);
+  }
+  if (c.prelu) {
+    a.slope = memory(prelu_slopes(g), engine, DNNL_MEMORY_NONE);
+    a.conv.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_WEIGHTS, a.slope);
+  }
+  a.conv.emplace(DNNL_ARG_WEIGHTS, memory());
+  return bound.emplace(&plan, std::move(a)).first->second;
 }
 
 }  // namespace
@@ -180,11 +223,11 @@ void onednn_fused_conv2d(const FusedConv& c, const void* x, const void* w, const
                          const float* slope, void* y, void* workspace,
                          const void* prepared_filter) {
   const FusedPlan& plan = *cached_plan(c);
-  const Conv2dGeometry& g = c.geometry;
   const dnnl::engine& engine = onednn_engine();
   dnnl::stream& stream = onednn_stream();
   auto* base = static_cast<char*>(workspace);
-  const memory scratch = scratchpad(plan, base);
+  BoundArguments& a = bound_arguments(plan, c);
+  a.scratch.set_data_handle(base + plan.scratch_offset());
   memory filter;
   if (prepared_filter != nullptr && plan.filter_reorder) {
     filter = memory(plan.filter, engine, const_cast<void*>(prepared_filter));
@@ -194,27 +237,20 @@ void onednn_fused_conv2d(const FusedConv& c, const void* x, const void* w, const
       const memory reordered(plan.filter, engine, base);
       plan.filter_reorder->execute(stream, {{DNNL_ARG_FROM, filter},
                                             {DNNL_ARG_TO, reordered},
-                                            {DNNL_ARG_SCRATCHPAD, scratch}});
+                                            {DNNL_ARG_SCRATCHPAD, a.scratch}});
       filter = reordered;
     }
   }
-  memory src(activations(g, true, input_type(c)), engine, const_cast<void*>(x));
+  a.x.set_data_handle(const_cast<void*>(x));
   if (plan.input_reorder) {
-    const memory converted(activations(g, true, dt::bf16), engine, base + plan.input_offset());
-    plan.input_reorder->execute(
-        stream, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, converted}, {DNNL_ARG_SCRATCHPAD, scratch}});
-    src = converted;
+    a.converted.set_data_handle(base + plan.input_offset());
+    plan.input_reorder->execute(stream, a.input_reorder);
   }
-  std::unordered_map<int, memory> args{
-      {DNNL_ARG_SRC, src},
-      {DNNL_ARG_WEIGHTS, filter},
-      {DNNL_ARG_DST, memory(activations(g, false, output_type(c)), engine, y)},
-      {DNNL_ARG_SCRATCHPAD, scratch}};
-  if (c.bias) args.emplace(DNNL_ARG_BIAS, memory(per_channel(g), engine, const_cast<float*>(bias)));
-  if (c.prelu)
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_WEIGHTS,
-                 memory(prelu_slopes(g), engine, const_cast<float*>(slope)));
-  plan.conv.execute(stream, args);
+  a.y.set_data_handle(y);
+  if (c.bias) a.bias.set_data_handle(const_cast<float*>(bias));
+  if (c.prelu) a.slope.set_data_handle(const_cast<float*>(slope));
+  a.conv[DNNL_ARG_WEIGHTS] = filter;
+  plan.conv.execute(stream, a.conv);
   stream.wait();
 }
 
