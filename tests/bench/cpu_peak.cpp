@@ -39,33 +39,28 @@ double best_gmacs(double macs_per_iteration, const Body& body) {
 }
 
 #ifdef PFC_PEAK_X86
-__attribute__((target("avx512f"))) float f32_avx512() {
-  __m512 acc[kChains];
-  for (auto& a : acc) a = _mm512_setzero_ps();
-  const __m512 x = _mm512_set1_ps(0.999999f), y = _mm512_set1_ps(1e-7f);
+using F32x16 = float __attribute__((vector_size(64)));
+using F32x8 = float __attribute__((vector_size(32)));
+
+// Chains of acc = x * acc + y, each a fused multiply-add in the instruction set of the function
+// it is inlined into.
+template <class V, int Chains>
+[[gnu::always_inline]] inline float fma_chains() {
+  V acc[Chains];
+  for (auto& a : acc) a = V{};
+  const V x = V{} + 0.999999f, y = V{} + 1e-7f;
   for (long i = 0; i < kIterations; ++i)
 #pragma GCC unroll 24
-    for (int k = 0; k < kChains; ++k) acc[k] = _mm512_fmadd_ps(x, acc[k], y);
+    for (int k = 0; k < Chains; ++k) acc[k] = x * acc[k] + y;
   float sum = 0;
-  for (auto& a : acc) sum += _mm512_reduce_add_ps(a);
+  for (auto& a : acc)
+    for (unsigned l = 0; l < sizeof(V) / sizeof(float); ++l) sum += a[l];
   return sum;
 }
 
-__attribute__((target("avx2,fma"))) float f32_avx2() {
-  __m256 acc[kAvx2Chains];
-  for (auto& a : acc) a = _mm256_setzero_ps();
-  const __m256 x = _mm256_set1_ps(0.999999f), y = _mm256_set1_ps(1e-7f);
-  for (long i = 0; i < kIterations; ++i)
-#pragma GCC unroll 12
-    for (int k = 0; k < kAvx2Chains; ++k) acc[k] = _mm256_fmadd_ps(x, acc[k], y);
-  alignas(32) float lanes[8];
-  float sum = 0;
-  for (auto& a : acc) {
-    _mm256_store_ps(lanes, a);
-    for (float l : lanes) sum += l;
-  }
-  return sum;
-}
+__attribute__((target("avx512f,fma"))) float f32_avx512() { return fma_chains<F32x16, kChains>(); }
+
+__attribute__((target("avx2,fma"))) float f32_avx2() { return fma_chains<F32x8, kAvx2Chains>(); }
 
 __attribute__((target("avx512f,avx512bf16"))) float bf16_avx512() {
   __m512 acc[kChains];
