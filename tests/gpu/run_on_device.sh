@@ -138,7 +138,11 @@ finish() {
   # between a step's start and the note of its pid would leave that one running on.
   local running
   running=$(jobs -p)
-  [[ -n $running ]] && kill -TERM $running 2>/dev/null && wait 2>/dev/null
+  if [[ -n $running ]]; then
+    # Waited for even when kill fails: one of them may have ended since it was listed.
+    kill -TERM $running 2>/dev/null
+    wait 2>/dev/null
+  fi
   ((rc > 128)) && NOTES+=("stopped by signal $((rc - 128)) after ${SECONDS}s")
   # The pre-flight comes back whatever happened, in the output folder and in the archive.
   [[ -f $OUTDIR/preflight.txt ]] ||
